@@ -1,0 +1,23 @@
+"""Registered bounds on the central privacy of shuffled (personalized) LDP.
+
+Importing this package registers every bound module listed below.  A new bound is one module
+calling :func:`register_bound` plus one import line here.
+"""
+
+from __future__ import annotations
+
+from shuffledp.bounds import gdp_paper  # noqa: F401  (registers "gdp")
+from shuffledp.bounds.base import KIND_LABELS, Bound, BoundInfo, BoundResult, Kind
+from shuffledp.bounds.registry import get_bound, list_bounds, register_bound, unregister_bound
+
+__all__ = [
+    "Bound",
+    "BoundInfo",
+    "BoundResult",
+    "Kind",
+    "KIND_LABELS",
+    "get_bound",
+    "list_bounds",
+    "register_bound",
+    "unregister_bound",
+]

@@ -1,0 +1,54 @@
+"""Registry of named bounds.
+
+>>> from shuffledp.bounds import get_bound
+>>> get_bound("gdp").info.kind
+'approximate'
+>>> get_bound("nope")
+Traceback (most recent call last):
+...
+ValueError: unknown bound 'nope'; known bounds: ...
+
+A new bound is one module that builds a :class:`~shuffledp.bounds.base.Bound` and calls
+:func:`register_bound`, plus one import line in ``shuffledp/bounds/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from shuffledp.bounds.base import Bound
+
+__all__ = ["register_bound", "unregister_bound", "get_bound", "list_bounds"]
+
+_REGISTRY: dict[str, Bound] = {}
+
+
+def register_bound(bound: Bound, *, replace: bool = False) -> Bound:
+    """Add ``bound`` under ``bound.info.name``; refuses to overwrite unless ``replace``."""
+    if not isinstance(bound, Bound):
+        raise TypeError(f"bound must be a Bound, got {type(bound).__name__}")
+    name = bound.info.name
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"a bound named {name!r} is already registered")
+    _REGISTRY[name] = bound
+    return bound
+
+
+def unregister_bound(name: str) -> None:
+    """Remove a bound (used by tests that register toy bounds)."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown bound {name!r}; known bounds: {', '.join(list_bounds())}")
+    del _REGISTRY[name]
+
+
+def get_bound(name: str) -> Bound:
+    """The bound registered as ``name``; ``ValueError`` listing the known names otherwise."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown bound {name!r}; known bounds: {', '.join(list_bounds())}"
+        ) from None
+
+
+def list_bounds() -> list[str]:
+    """Names of all registered bounds, in registration order."""
+    return list(_REGISTRY)
