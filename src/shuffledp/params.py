@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["BudgetProfile", "PrivacyTarget"]
+__all__ = ["BudgetProfile", "PrivacyTarget", "profile_from_spec"]
 
 
 def _as_budget_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -353,3 +353,47 @@ def _check_n(n: int) -> None:
 def _check_range(low: float, high: float) -> None:
     if not (np.isfinite(low) and np.isfinite(high)) or low < 0 or high < low:
         raise ValueError(f"need 0 <= low <= high < inf, got low={low!r}, high={high!r}")
+
+
+def profile_from_spec(
+    spec: dict, *, n: int, rng: np.random.Generator, delta0: float = 0.0, label: str = ""
+) -> BudgetProfile:
+    """Build a profile of ``n`` users from a config dict (the workflow's ``profiles`` entries).
+
+    ``spec["kind"]`` is one of ``identical`` (``eps0``), ``uniform`` (``low``, ``high``),
+    ``clipped_normal`` (``mean``, ``std``, ``low``, ``high``) or ``mixture`` (``groups``: a list
+    of ``[share, eps]`` or ``[share, eps, delta]``).  ``delta0`` is every user's local delta
+    (a mixture group's own delta, when given, wins).
+
+    >>> profile_from_spec({"kind": "uniform", "low": 0.5, "high": 2.0}, n=5,
+    ...                   rng=np.random.default_rng(0)).n
+    5
+    >>> profile_from_spec({"kind": "beta"}, n=5, rng=np.random.default_rng(0))
+    Traceback (most recent call last):
+    ...
+    ValueError: profile kind must be one of ['clipped_normal', 'identical', 'mixture', 'uniform'], got 'beta'
+    """
+    kinds = ["clipped_normal", "identical", "mixture", "uniform"]
+    kind = spec.get("kind")
+    if kind == "identical":
+        prof = BudgetProfile.identical(n=n, eps0=float(spec["eps0"]), delta0=delta0)
+    elif kind == "uniform":
+        prof = BudgetProfile.uniform(
+            n=n, low=float(spec["low"]), high=float(spec["high"]), rng=rng, delta0=delta0
+        )
+    elif kind == "clipped_normal":
+        prof = BudgetProfile.clipped_normal(
+            n=n, mean=float(spec["mean"]), std=float(spec["std"]), low=float(spec["low"]),
+            high=float(spec["high"]), rng=rng, delta0=delta0,
+        )
+    elif kind == "mixture":
+        groups = [
+            (float(g[0]), float(g[1]), float(g[2]) if len(g) > 2 else delta0)
+            for g in spec["groups"]
+        ]
+        prof = BudgetProfile.mixture(n=n, groups=groups, rng=rng, shuffle=True)
+    else:
+        raise ValueError(f"profile kind must be one of {kinds}, got {kind!r}")
+    if label:
+        prof = BudgetProfile(eps=prof.eps, delta=prof.delta, label=label)
+    return prof
