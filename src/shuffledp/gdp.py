@@ -51,7 +51,7 @@ def gdp_delta(eps: ArrayLike, mu: float) -> NDArray[np.float64] | float:
     Code names: ``eps`` = epsilon, ``mu`` = mu.  Vectorised over ``eps``.
 
     >>> round(float(gdp_delta(1.0, 1.0)), 10)
-    0.126936737
+    0.1269367375
     """
     _check_mu(mu)
     e = np.asarray(eps, dtype=float)

@@ -38,14 +38,16 @@ def _check_eps(eps: NDArray[np.float64], name: str = "eps") -> None:
     bad = ~np.isfinite(eps) | (eps < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite and >= 0, got {name}[{i}] = {eps[i]!r}")
+        where = f"{name}[{i}] = " if eps.size > 1 else ""
+        raise ValueError(f"{name} must be finite and >= 0, got {where}{float(eps[i])!r}")
 
 
 def _check_delta(delta: NDArray[np.float64], name: str = "delta") -> None:
     bad = ~np.isfinite(delta) | (delta < 0) | (delta >= 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be in [0, 1), got {name}[{i}] = {delta[i]!r}")
+        where = f"{name}[{i}] = " if delta.size > 1 else ""
+        raise ValueError(f"{name} must be in [0, 1), got {where}{float(delta[i])!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +69,7 @@ class BudgetProfile:
     >>> BudgetProfile.from_arrays([1.0, -1.0])
     Traceback (most recent call last):
     ...
-    ValueError: eps must be finite and >= 0, got eps[1] = np.float64(-1.0)
+    ValueError: eps must be finite and >= 0, got eps[1] = -1.0
     """
 
     eps: NDArray[np.float64]
@@ -77,6 +79,8 @@ class BudgetProfile:
     def __post_init__(self) -> None:
         eps = _as_budget_array(self.eps, "eps")
         delta = _as_budget_array(self.delta, "delta")
+        if delta.size == 1:
+            _check_delta(delta)
         if delta.size == 0 or delta.size == 1:
             fill = 0.0 if delta.size == 0 else delta[0]
             delta = np.full(eps.shape, fill, dtype=np.float64)
