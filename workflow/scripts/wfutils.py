@@ -4,9 +4,11 @@ Scripts are thin adapters: they read inputs and params, call :mod:`shuffledp`, a
 tables through :func:`write_table` (atomic: a temporary file renamed into place, so a killed
 job never leaves a partial output).  Figures are drawn only from tables, with
 :func:`apply_style` and saved by :func:`save_figure` (also atomic).
+
+Scripts run under Snakemake's ``script:`` directive, which prepends a preamble, so they must
+not use ``from __future__`` imports.
 """
 
-from __future__ import annotations
 
 import logging
 import os
@@ -138,6 +140,8 @@ def get_logger(log_path: str | os.PathLike | None, name: str = "shuffledp") -> l
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.FileHandler(log_path, mode="w")
+        # Uncaught errors and progress bars (stderr) go to the rule's log too.
+        sys.stderr = open(log_path, "a", buffering=1)  # noqa: SIM115
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))

@@ -1,0 +1,156 @@
+# Experiments 1 (bounds_vs_n), 2 (personalized), 3 (gdp_validity) and 7 (runtime): tables.
+
+
+rule compute_bounds_vs_n:
+    output:
+        table="results/bounds/bounds_vs_n/eps0_{eps0}.csv",
+    params:
+        n=config["bounds_vs_n"]["n"],
+        eps0=lambda wc: float(wc.eps0),
+        delta=config["bounds_vs_n"]["delta"],
+        methods=bound_methods(),
+    log:
+        "logs/compute_bounds_vs_n/eps0_{eps0}.log",
+    benchmark:
+        "benchmarks/output/compute_bounds_vs_n/eps0_{eps0}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/compute_bounds_vs_n.py"
+
+
+rule collect_bounds_vs_n:
+    input:
+        tables=expand(
+            "results/bounds/bounds_vs_n/eps0_{eps0}.csv",
+            eps0=[fmt_num(e) for e in config["bounds_vs_n"]["eps0"]],
+        ),
+    output:
+        table="results/bounds/bounds_vs_n.csv",
+    log:
+        "logs/collect_bounds_vs_n.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule compute_gdp_validity:
+    output:
+        table="results/gdp_validity/n_{n}.csv",
+    params:
+        n=lambda wc: [int(wc.n)],
+        eps0=config["gdp_validity"]["eps0"],
+        delta=config["gdp_validity"]["delta"],
+    log:
+        "logs/compute_gdp_validity/n_{n}.log",
+    benchmark:
+        "benchmarks/output/compute_gdp_validity/n_{n}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/compute_gdp_validity.py"
+
+
+rule collect_gdp_validity:
+    input:
+        tables=expand("results/gdp_validity/n_{n}.csv", n=config["gdp_validity"]["n"]),
+    output:
+        table="results/gdp_validity/gdp_validity.csv",
+    log:
+        "logs/collect_gdp_validity.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule compute_personalized:
+    output:
+        table="results/personalized/{profile}.csv",
+    params:
+        profiles=lambda wc: [wc.profile],
+        profile_specs=lambda wc: profile_specs([wc.profile]),
+        n=config["personalized"]["n"],
+        delta=config["personalized"]["delta"],
+        delta0=config["personalized"]["delta0"],
+        methods=bound_methods(),
+        seed=config["seed"],
+    log:
+        "logs/compute_personalized/{profile}.log",
+    benchmark:
+        "benchmarks/output/compute_personalized/{profile}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/compute_personalized.py"
+
+
+rule collect_personalized:
+    input:
+        tables=expand(
+            "results/personalized/{profile}.csv",
+            profile=config["personalized"]["profiles"],
+        ),
+    output:
+        table="results/personalized/personalized.csv",
+    log:
+        "logs/collect_personalized.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule make_tables:
+    input:
+        table="results/personalized/personalized.csv",
+    output:
+        latex="results/tables/personalized.tex",
+        markdown="results/tables/personalized.md",
+    params:
+        table_n=config["personalized"]["table_n"],
+    log:
+        "logs/make_tables.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/make_tables.py"
+
+
+rule time_bounds:
+    output:
+        table="results/runtime/runtime.csv",
+    params:
+        n=config["runtime"]["n"],
+        profile=config["runtime"]["profile"],
+        profile_spec=lambda wc: config["profiles"][config["runtime"]["profile"]],
+        delta=config["runtime"]["delta"],
+        repeats=config["runtime"]["repeats"],
+        methods=bound_methods(),
+        seed=config["seed"],
+    log:
+        "logs/time_bounds.log",
+    benchmark:
+        "benchmarks/output/time_bounds.tsv"
+    # All cores: timings are taken with no other job competing.
+    threads: workflow.cores
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    script:
+        "../scripts/time_bounds.py"

@@ -1,0 +1,78 @@
+# Config validation (before any job runs) and input functions shared by all rules.
+import numpy as np
+from snakemake.utils import validate
+
+import shuffledp
+from shuffledp.params import profile_from_spec
+
+
+def _coerce_numbers(node):
+    """`--config key={...}` values arrive as strings (Snakemake parses nested values with
+    YAML's BaseLoader); turn numeric strings back into numbers before validation."""
+    if isinstance(node, dict):
+        return {k: _coerce_numbers(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_coerce_numbers(v) for v in node]
+    if isinstance(node, str):
+        for parse in (int, float):
+            try:
+                return parse(node)
+            except ValueError:
+                pass
+        if node in ("true", "True", "false", "False"):
+            return node in ("true", "True")
+    return node
+
+
+config.update(_coerce_numbers(dict(config)))
+validate(config, "../../config/schema.yaml", set_default=True)
+
+
+def _check_config():
+    """Cross-checks the JSON schema cannot express; raises before any job runs."""
+    known = shuffledp.list_bounds()
+    methods = config["methods"]
+    if methods != "all":
+        unknown = [m for m in methods if m not in known]
+        if unknown:
+            raise ValueError(
+                f"config methods: unknown bound(s) {unknown}; known bounds: {known}"
+            )
+    rng = np.random.default_rng(0)
+    for name, spec in config["profiles"].items():
+        try:
+            profile_from_spec(spec, n=10, rng=rng)
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"config profiles.{name}: {err!r}") from None
+    used = list(config["personalized"]["profiles"]) + [config["runtime"]["profile"]]
+    for section in ("mean_estimation", "frequency_estimation"):
+        used += list(config.get(section, {}).get("profiles", []))
+    missing = sorted({p for p in used if p not in config["profiles"]})
+    if missing:
+        raise ValueError(
+            f"config refers to undefined profile(s) {missing}; defined: "
+            f"{sorted(config['profiles'])}"
+        )
+    bad_table_n = sorted(set(config["personalized"]["table_n"]) - set(config["personalized"]["n"]))
+    if bad_table_n:
+        raise ValueError(f"config personalized.table_n {bad_table_n} not in personalized.n")
+
+
+_check_config()
+
+
+def bound_methods():
+    """Registered bound names selected by config['methods'] (all by default)."""
+    methods = config["methods"]
+    return shuffledp.list_bounds() if methods == "all" else list(methods)
+
+
+def fmt_num(x):
+    """Stable wildcard text for a number (1.0 -> '1', 0.25 -> '0.25')."""
+    return f"{float(x):g}"
+
+
+def profile_specs(names):
+    return {name: config["profiles"][name] for name in names}
+
+
