@@ -20,6 +20,6 @@ include: "workflow/rules/targets.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_outputs(),
-    default_target: True

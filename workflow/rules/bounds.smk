@@ -4,19 +4,21 @@
 rule compute_bounds_vs_n:
     output:
         table="results/bounds/bounds_vs_n/eps0_{eps0}.csv",
+    log:
+        "logs/compute_bounds_vs_n/eps0_{eps0}.log",
+    benchmark:
+        "benchmarks/output/compute_bounds_vs_n/eps0_{eps0}.tsv"
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         n=config["bounds_vs_n"]["n"],
         eps0=lambda wc: float(wc.eps0),
         delta=config["bounds_vs_n"]["delta"],
         methods=bound_methods(),
-    log:
-        "logs/compute_bounds_vs_n/eps0_{eps0}.log",
-    benchmark:
-        "benchmarks/output/compute_bounds_vs_n/eps0_{eps0}.tsv"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
     script:
         "../scripts/compute_bounds_vs_n.py"
 
@@ -31,6 +33,8 @@ rule collect_bounds_vs_n:
         table="results/bounds/bounds_vs_n.csv",
     log:
         "logs/collect_bounds_vs_n.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -42,18 +46,20 @@ rule collect_bounds_vs_n:
 rule compute_gdp_validity:
     output:
         table="results/gdp_validity/n_{n}.csv",
-    params:
-        n=lambda wc: [int(wc.n)],
-        eps0=config["gdp_validity"]["eps0"],
-        delta=config["gdp_validity"]["delta"],
     log:
         "logs/compute_gdp_validity/n_{n}.log",
     benchmark:
         "benchmarks/output/compute_gdp_validity/n_{n}.tsv"
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        n=lambda wc: [int(wc.n)],
+        eps0=config["gdp_validity"]["eps0"],
+        delta=config["gdp_validity"]["delta"],
     script:
         "../scripts/compute_gdp_validity.py"
 
@@ -65,6 +71,8 @@ rule collect_gdp_validity:
         table="results/gdp_validity/gdp_validity.csv",
     log:
         "logs/collect_gdp_validity.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -76,6 +84,16 @@ rule collect_gdp_validity:
 rule compute_personalized:
     output:
         table="results/personalized/{profile}.csv",
+    log:
+        "logs/compute_personalized/{profile}.log",
+    benchmark:
+        "benchmarks/output/compute_personalized/{profile}.tsv"
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         profiles=lambda wc: [wc.profile],
         profile_specs=lambda wc: profile_specs([wc.profile]),
@@ -84,14 +102,6 @@ rule compute_personalized:
         delta0=config["personalized"]["delta0"],
         methods=bound_methods(),
         seed=config["seed"],
-    log:
-        "logs/compute_personalized/{profile}.log",
-    benchmark:
-        "benchmarks/output/compute_personalized/{profile}.tsv"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
     script:
         "../scripts/compute_personalized.py"
 
@@ -106,6 +116,8 @@ rule collect_personalized:
         table="results/personalized/personalized.csv",
     log:
         "logs/collect_personalized.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -120,14 +132,16 @@ rule make_tables:
     output:
         latex="results/tables/personalized.tex",
         markdown="results/tables/personalized.md",
-    params:
-        table_n=config["personalized"]["table_n"],
     log:
         "logs/make_tables.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        table_n=config["personalized"]["table_n"],
     script:
         "../scripts/make_tables.py"
 
@@ -135,6 +149,17 @@ rule make_tables:
 rule time_bounds:
     output:
         table="results/runtime/runtime.csv",
+    log:
+        "logs/time_bounds.log",
+    benchmark:
+        "benchmarks/output/time_bounds.tsv"
+    conda:
+        "../envs/shuffledp.yaml"
+    # All cores: timings are taken with no other job competing.
+    threads: workflow.cores
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         n=config["runtime"]["n"],
         profile=config["runtime"]["profile"],
@@ -143,14 +168,5 @@ rule time_bounds:
         repeats=config["runtime"]["repeats"],
         methods=bound_methods(),
         seed=config["seed"],
-    log:
-        "logs/time_bounds.log",
-    benchmark:
-        "benchmarks/output/time_bounds.tsv"
-    # All cores: timings are taken with no other job competing.
-    threads: workflow.cores
-    resources:
-        mem_mb=4000,
-        runtime=60,
     script:
         "../scripts/time_bounds.py"

@@ -53,9 +53,13 @@ def _check_config():
             f"config refers to undefined profile(s) {missing}; defined: "
             f"{sorted(config['profiles'])}"
         )
-    bad_table_n = sorted(set(config["personalized"]["table_n"]) - set(config["personalized"]["n"]))
+    bad_table_n = sorted(
+        set(config["personalized"]["table_n"]) - set(config["personalized"]["n"])
+    )
     if bad_table_n:
-        raise ValueError(f"config personalized.table_n {bad_table_n} not in personalized.n")
+        raise ValueError(
+            f"config personalized.table_n {bad_table_n} not in personalized.n"
+        )
 
 
 _check_config()
@@ -76,3 +80,47 @@ def profile_specs(names):
     return {name: config["profiles"][name] for name in names}
 
 
+# Outputs of each experiment (one named target each, see targets.smk).
+EXPERIMENTS = {
+    "bounds_vs_n": [
+        "results/bounds/bounds_vs_n.csv",
+        "results/figures/bounds_vs_n.png",
+        "results/figures/bounds_vs_n.pdf",
+    ],
+    "gdp_validity": [
+        "results/gdp_validity/gdp_validity.csv",
+        "results/figures/gdp_validity.png",
+        "results/figures/gdp_validity.pdf",
+    ],
+    "personalized": [
+        "results/personalized/personalized.csv",
+        "results/figures/personalized.png",
+        "results/figures/personalized.pdf",
+        "results/tables/personalized.tex",
+        "results/tables/personalized.md",
+    ],
+    "runtime": [
+        "results/runtime/runtime.csv",
+        "results/figures/runtime.png",
+        "results/figures/runtime.pdf",
+    ],
+    "mean_estimation": [
+        "results/mean_estimation/mean_estimation.csv",
+        "results/figures/mean_estimation.png",
+        "results/figures/mean_estimation.pdf",
+    ],
+    "frequency_estimation": [
+        "results/frequency_estimation/frequency_estimation.csv",
+        "results/figures/frequency_estimation.png",
+        "results/figures/frequency_estimation.pdf",
+    ],
+    "sgd": [
+        "results/sgd/sgd.csv",
+        "results/figures/sgd.png",
+        "results/figures/sgd.pdf",
+    ],
+}
+
+
+def all_outputs():
+    return [path for paths in EXPERIMENTS.values() for path in paths]

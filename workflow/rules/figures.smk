@@ -13,6 +13,8 @@ rule plot_bounds_vs_n:
         pdf="results/figures/bounds_vs_n.pdf",
     log:
         "logs/plot_bounds_vs_n.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -33,6 +35,8 @@ rule plot_gdp_validity:
         pdf="results/figures/gdp_validity.pdf",
     log:
         "logs/plot_gdp_validity.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -53,6 +57,8 @@ rule plot_personalized:
         pdf="results/figures/personalized.pdf",
     log:
         "logs/plot_personalized.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -73,6 +79,8 @@ rule plot_runtime:
         pdf="results/figures/runtime.pdf",
     log:
         "logs/plot_runtime.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=1000,
