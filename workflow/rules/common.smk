@@ -123,4 +123,4 @@ EXPERIMENTS = {
 
 
 def all_outputs():
-    return [path for paths in EXPERIMENTS.values() for path in paths]
+    return ["results/config_used.yaml"] + [p for paths in EXPERIMENTS.values() for p in paths]

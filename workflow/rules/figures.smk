@@ -87,3 +87,64 @@ rule plot_runtime:
         runtime=5,
     script:
         "../scripts/plot_runtime.py"
+
+
+rule dump_config:
+    output:
+        config=report(
+            "results/config_used.yaml",
+            caption="../report/config.rst",
+            category="Configuration",
+        ),
+    params:
+        config=config,
+    log:
+        "logs/dump_config.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
+    conda:
+        "../envs/shuffledp.yaml"
+    script:
+        "../scripts/dump_config.py"
+
+
+rule gallery:
+    """Copy the main figures into docs/figures for the README (run after `all`)."""
+    input:
+        expand(
+            "results/figures/{name}.png",
+            name=[
+                "bounds_vs_n",
+                "gdp_validity",
+                "personalized",
+                "mean_estimation",
+                "frequency_estimation",
+                "sgd",
+                "runtime",
+            ],
+        ),
+    output:
+        expand(
+            "docs/figures/{name}.png",
+            name=[
+                "bounds_vs_n",
+                "gdp_validity",
+                "personalized",
+                "mean_estimation",
+                "frequency_estimation",
+                "sgd",
+                "runtime",
+            ],
+        ),
+    log:
+        "logs/gallery.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=2,
+    conda:
+        "../envs/shuffledp.yaml"
+    shell:
+        "mkdir -p docs/figures && for f in {input}; do cp $f docs/figures/; done 2> {log}"
