@@ -1,0 +1,42 @@
+"""Side-by-side evaluation and the validity flag of approximate bounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from shuffledp import BudgetProfile, list_bounds
+from shuffledp.compare import compare_bounds
+
+
+def test_paper_formula_flagged_below_exact_lower_bound():
+    # DESIGN.md section 2: n = 1000, eps0 = 4, delta = 1e-6: formula 1.45, exact RR >= 1.69.
+    rows = {r.method: r for r in compare_bounds(BudgetProfile.identical(n=1000, eps0=4.0),
+                                                delta=1e-6,
+                                                methods=["gdp", "rr_exact", "clones"])}
+    assert rows["gdp"].below_lower is True
+    assert rows["rr_exact"].result.eps >= 1.69
+    assert rows["clones"].result.eps >= rows["rr_exact"].result.eps
+    assert rows["clones"].below_lower is False  # only approximations are flagged
+
+
+def test_not_flagged_with_many_clones():
+    rows = {r.method: r for r in compare_bounds(BudgetProfile.identical(n=100_000, eps0=1.0),
+                                                delta=1e-6, methods=["gdp", "rr_exact"])}
+    assert rows["gdp"].below_lower is False
+
+
+def test_flag_also_in_delta_direction():
+    prof = BudgetProfile.identical(n=1000, eps0=4.0)
+    rows = {r.method: r for r in compare_bounds(prof, eps=1.5, methods=["gdp", "rr_exact"])}
+    assert rows["gdp"].result.delta < rows["rr_exact"].result.delta
+    assert rows["gdp"].below_lower is True
+
+
+def test_default_is_every_registered_bound_and_unknown_fails_fast():
+    rows = compare_bounds(BudgetProfile.identical(n=10_000, eps0=1.0), delta=1e-6)
+    assert [r.method for r in rows] == list_bounds()
+    with pytest.raises(ValueError, match="unknown bound 'nope'"):
+        compare_bounds(BudgetProfile.identical(n=100, eps0=1.0), delta=1e-6,
+                       methods=["gdp", "nope"])
+    with pytest.raises(ValueError, match="exactly one of delta"):
+        compare_bounds(BudgetProfile.identical(n=100, eps0=1.0), methods=["gdp"])
