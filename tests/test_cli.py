@@ -15,33 +15,71 @@ from shuffledp.cli import main
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "shuffledp.cli", *args], capture_output=True, text=True,
+        [sys.executable, "-m", "shuffledp.cli", *args],
+        capture_output=True,
+        text=True,
         timeout=300,
     )
 
 
 def test_gdp_value_from_flags_and_from_budgets_file(tmp_path, capsys):
-    expected = get_bound("gdp").eps(profile=BudgetProfile.identical(n=100_000, eps0=4.0),
-                                    delta=1e-6)
-    assert main(["bound", "--n", "100000", "--eps0", "4", "--delta", "1e-6",
-                 "--method", "gdp", "--format", "json"]) == 0
+    expected = get_bound("gdp").eps(
+        profile=BudgetProfile.identical(n=100_000, eps0=4.0), delta=1e-6
+    )
+    assert (
+        main(
+            [
+                "bound",
+                "--n",
+                "100000",
+                "--eps0",
+                "4",
+                "--delta",
+                "1e-6",
+                "--method",
+                "gdp",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["results"][0]["eps"] == pytest.approx(expected, rel=1e-12)
     f = tmp_path / "budgets.csv"
     f.write_text("eps\n" + "4\n" * 100_000)
-    assert main(["bound", "--budgets", str(f), "--delta", "1e-6", "--method", "gdp",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            ["bound", "--budgets", str(f), "--delta", "1e-6", "--method", "gdp", "--format", "json"]
+        )
+        == 0
+    )
     out2 = json.loads(capsys.readouterr().out)
     assert out2["results"][0]["eps"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_table_and_csv_formats(capsys):
-    assert main(["bound", "--n", "1000", "--eps0", "4", "--delta", "1e-6", "--method",
-                 "gdp"]) == 0
+    assert main(["bound", "--n", "1000", "--eps0", "4", "--delta", "1e-6", "--method", "gdp"]) == 0
     table = capsys.readouterr().out
     assert "gdp" in table and "approximate" in table and "CLT approximation unreliable" in table
-    assert main(["bound", "--n", "1000", "--eps0", "1", "--eps", "0.5", "--method", "gdp",
-                 "--format", "csv"]) == 0
+    assert (
+        main(
+            [
+                "bound",
+                "--n",
+                "1000",
+                "--eps0",
+                "1",
+                "--eps",
+                "0.5",
+                "--method",
+                "gdp",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "method,kind,eps,delta,status,note"
     assert lines[1].startswith("gdp,approximate,0.5,")
@@ -66,8 +104,10 @@ def test_subprocess_success():
         (["bound", "--n", "1", "--eps0", "1", "--delta", "1e-6"], "n (number of users)"),
         (["bound", "--n", "10", "--eps0", "1"], "one of the arguments --delta --eps"),
         (["bound", "--n", "10", "--eps0", "1", "--delta", "2"], "delta must be in"),
-        (["bound", "--n", "10", "--eps0", "1", "--delta", "1e-6", "--method", "nope"],
-         "unknown bound 'nope'"),
+        (
+            ["bound", "--n", "10", "--eps0", "1", "--delta", "1e-6", "--method", "nope"],
+            "unknown bound 'nope'",
+        ),
         (["bound", "--eps0", "1", "--delta", "1e-6"], "give --n and --eps0"),
         (["bound", "--budgets", "/no/such/file.csv", "--delta", "1e-6"], "does not exist"),
         (["frobnicate"], "invalid choice"),

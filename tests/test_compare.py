@@ -10,9 +10,14 @@ from shuffledp.compare import compare_bounds
 
 def test_paper_formula_flagged_below_exact_lower_bound():
     # DESIGN.md section 2: n = 1000, eps0 = 4, delta = 1e-6: formula 1.45, exact RR >= 1.69.
-    rows = {r.method: r for r in compare_bounds(BudgetProfile.identical(n=1000, eps0=4.0),
-                                                delta=1e-6,
-                                                methods=["gdp", "rr_exact", "clones"])}
+    rows = {
+        r.method: r
+        for r in compare_bounds(
+            BudgetProfile.identical(n=1000, eps0=4.0),
+            delta=1e-6,
+            methods=["gdp", "rr_exact", "clones"],
+        )
+    }
     assert rows["gdp"].below_lower is True
     assert rows["rr_exact"].result.eps >= 1.69
     assert rows["clones"].result.eps >= rows["rr_exact"].result.eps
@@ -20,8 +25,12 @@ def test_paper_formula_flagged_below_exact_lower_bound():
 
 
 def test_not_flagged_with_many_clones():
-    rows = {r.method: r for r in compare_bounds(BudgetProfile.identical(n=100_000, eps0=1.0),
-                                                delta=1e-6, methods=["gdp", "rr_exact"])}
+    rows = {
+        r.method: r
+        for r in compare_bounds(
+            BudgetProfile.identical(n=100_000, eps0=1.0), delta=1e-6, methods=["gdp", "rr_exact"]
+        )
+    }
     assert rows["gdp"].below_lower is False
 
 
@@ -36,7 +45,8 @@ def test_default_is_every_registered_bound_and_unknown_fails_fast():
     rows = compare_bounds(BudgetProfile.identical(n=10_000, eps0=1.0), delta=1e-6)
     assert [r.method for r in rows] == list_bounds()
     with pytest.raises(ValueError, match="unknown bound 'nope'"):
-        compare_bounds(BudgetProfile.identical(n=100, eps0=1.0), delta=1e-6,
-                       methods=["gdp", "nope"])
+        compare_bounds(
+            BudgetProfile.identical(n=100, eps0=1.0), delta=1e-6, methods=["gdp", "nope"]
+        )
     with pytest.raises(ValueError, match="exactly one of delta"):
         compare_bounds(BudgetProfile.identical(n=100, eps0=1.0), methods=["gdp"])

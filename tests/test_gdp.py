@@ -26,8 +26,7 @@ def _eps_mp(delta: float, mu: float) -> mp.mpf:
         f = lambda e: mp.ncdf(-e / m + m / 2) - mp.e**e * mp.ncdf(-e / m - m / 2) - delta  # noqa
         # bracket: delta(eps) <= Phi(mu/2 - eps/mu)
         hi = m * (m / 2 - mp.sqrt(2) * mp.erfinv(2 * mp.mpf(delta) - 1)) + 1
-        return mp.findroot(f, (mp.mpf(0), hi), solver="bisect", tol=mp.mpf(10) ** -60,
-                           maxsteps=400)
+        return mp.findroot(f, (mp.mpf(0), hi), solver="bisect", tol=mp.mpf(10) ** -60, maxsteps=400)
 
 
 @pytest.mark.parametrize("mu", MUS)
@@ -36,7 +35,7 @@ def test_delta_matches_mpmath(mu):
     z = np.array([0.0, 0.5, 1.0, 2.0, 4.0, 7.0, 11.0])
     eps = np.maximum(mu * (mu / 2 + z), 0.0)
     got = gdp_delta(eps, mu)
-    for e, g in zip(eps, got):
+    for e, g in zip(eps, got, strict=False):
         ref = float(_delta_mp(float(e), mu))
         if ref < 1e-300:
             continue

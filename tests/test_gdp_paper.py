@@ -33,7 +33,7 @@ def test_mu_matches_mpmath_sum_for_personalized_budgets():
     delta = rng.uniform(0, 1e-6, size=200)
     prof = BudgetProfile.from_arrays(eps, delta)
     with mp.workdps(50):
-        p = [(1 - mp.mpf(d)) / (1 + mp.e ** mp.mpf(e)) for e, d in zip(eps, delta)]
+        p = [(1 - mp.mpf(d)) / (1 + mp.e ** mp.mpf(e)) for e, d in zip(eps, delta, strict=False)]
         ref = mp.sqrt(2 / (mp.fsum(p) - max(p)))
     assert math.isclose(paper_mu(prof), float(ref), rel_tol=1e-12)
 
@@ -55,7 +55,7 @@ def test_identical_budgets_closed_form():
 
 def test_mu_non_increasing_in_n():
     mus = [paper_mu(BudgetProfile.identical(n=n, eps0=2.0)) for n in (10, 100, 10**3, 10**5)]
-    assert all(a >= b for a, b in zip(mus, mus[1:]))
+    assert all(a >= b for a, b in zip(mus, mus[1:], strict=False))
 
 
 def test_permutation_invariance():
@@ -97,11 +97,11 @@ def test_diagnostics_flag_few_clones():
 
 def test_expected_clones_excludes_largest_p():
     prof = BudgetProfile.from_arrays([0.0, 10.0, 10.0])
-    # p = [1/2, e^-10/(1+e^-10)...]: the user with eps = 0 is the worst victim and excluded
+    # p = [1/2, 1/(1+e^10), 1/(1+e^10)]: the eps = 0 user is the worst victim, excluded
     assert expected_clones(prof) == pytest.approx(4.0 / (1.0 + math.exp(10.0)))
 
 
-# (c) bad input -------------------------------------------------------------------------------------
+# (c) bad input ---------------------------------------------------------------------------
 def test_bad_input():
     prof = BudgetProfile.identical(n=100, eps0=1.0)
     with pytest.raises(ValueError, match="delta must be in"):

@@ -28,8 +28,9 @@ def test_inversion_sides_bracket_the_root():
 
 def test_increasing_function_and_log_space():
     g = lambda x: x**2  # noqa: E731
-    x = invert_monotone(g, 1e-20, lo=1e-30, hi=1.0, decreasing=False, log_space=True,
-                        rtol=1e-12, atol=0.0)
+    x = invert_monotone(
+        g, 1e-20, lo=1e-30, hi=1.0, decreasing=False, log_space=True, rtol=1e-12, atol=0.0
+    )
     assert math.isclose(x, 1e-10, rel_tol=1e-10)
     assert g(x) >= 1e-20  # "upper": the crossing has been reached
 

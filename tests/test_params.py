@@ -63,8 +63,9 @@ def test_profile_from_spec_kinds():
     ):
         p = profile_from_spec(spec, n=100, rng=rng, delta0=0.0)
         assert p.n == 100
-    mixed = profile_from_spec({"kind": "mixture", "groups": [[0.5, 0.5], [0.5, 2.0, 1e-10]]},
-                              n=100, rng=rng)
+    mixed = profile_from_spec(
+        {"kind": "mixture", "groups": [[0.5, 0.5], [0.5, 2.0, 1e-10]]}, n=100, rng=rng
+    )
     assert set(np.unique(mixed.delta)) == {0.0, 1e-10}
 
 

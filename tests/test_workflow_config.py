@@ -28,8 +28,11 @@ def _merged(*paths: str) -> dict:
 
 @pytest.mark.parametrize(
     "files",
-    [("config/config.yaml",), ("config/config.yaml", "config/paper.yaml"),
-     ("config/config.yaml", ".test/config/config.yaml")],
+    [
+        ("config/config.yaml",),
+        ("config/config.yaml", "config/paper.yaml"),
+        ("config/config.yaml", ".test/config/config.yaml"),
+    ],
 )
 def test_shipped_configs_are_valid(files):
     jsonschema.validate(_merged(*files), SCHEMA)
@@ -54,9 +57,21 @@ def test_every_schema_key_is_documented():
 
 def _dry_run(*config: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "bounds_vs_n",
-         "--config", *config],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--cores",
+            "1",
+            "bounds_vs_n",
+            "--config",
+            *config,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -88,8 +103,11 @@ def test_bounds_vs_n_script_writes_a_tidy_table(tmp_path):
     from compute_bounds_vs_n import main
 
     out = tmp_path / "t.csv"
-    main(inputs={}, outputs={"table": str(out)},
-         params={"n": [100, 1000], "eps0": 1.0, "delta": 1e-6, "methods": ["gdp"]})
+    main(
+        inputs={},
+        outputs={"table": str(out)},
+        params={"n": [100, 1000], "eps0": 1.0, "delta": 1e-6, "methods": ["gdp"]},
+    )
     df = pd.read_csv(out)
     assert list(df["n"]) == [100, 1000]
     assert set(df["kind"]) == {"approximate"} and (df["status"] == "ok").all()
@@ -101,14 +119,23 @@ def test_readme_cli_examples_run():
     """Every `shuffledp ...` line in the README's code blocks runs and exits 0."""
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```(?:bash|sh|console)?\n(.*?)```", readme, flags=re.S)
-    commands = [ln.strip() for b in blocks for ln in b.splitlines()
-                if ln.strip().startswith("shuffledp ") and "FILE" not in ln]
+    commands = [
+        ln.strip()
+        for b in blocks
+        for ln in b.splitlines()
+        if ln.strip().startswith("shuffledp ") and "FILE" not in ln
+    ]
     assert commands, "README shows no shuffledp command"
     for cmd in commands:
         args = shlex.split(cmd.split("#")[0])[1:]
         args = [str(ROOT / a) if a.startswith("docs/") else a for a in args]
-        r = subprocess.run([sys.executable, "-m", "shuffledp.cli", *args], capture_output=True,
-                           text=True, timeout=600, cwd=ROOT)
+        r = subprocess.run(
+            [sys.executable, "-m", "shuffledp.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+        )
         assert r.returncode == 0, (cmd, r.stderr)
 
 

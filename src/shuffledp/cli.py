@@ -54,9 +54,7 @@ def _int(name: str):
         try:
             return int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be an integer, got {text!r}"
-            ) from None
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
 
     return parse
 
@@ -69,15 +67,23 @@ def _build_parser() -> _Parser:
     who = b.add_argument_group("users (either --n/--eps0 or --budgets)")
     who.add_argument("--n", type=_int("--n"), help="number of users")
     who.add_argument("--eps0", type=_float("--eps0"), help="local epsilon of every user")
-    who.add_argument("--delta0", type=_float("--delta0"), default=0.0,
-                     help="local delta of every user (default 0)")
-    who.add_argument("--budgets", metavar="FILE",
-                     help="CSV with column eps (and optional delta), or .npy")
+    who.add_argument(
+        "--delta0",
+        type=_float("--delta0"),
+        default=0.0,
+        help="local delta of every user (default 0)",
+    )
+    who.add_argument(
+        "--budgets", metavar="FILE", help="CSV with column eps (and optional delta), or .npy"
+    )
     target = b.add_mutually_exclusive_group(required=True)
     target.add_argument("--delta", type=_float("--delta"), help="central delta (gives eps)")
     target.add_argument("--eps", type=_float("--eps"), help="central eps (gives delta)")
-    b.add_argument("--method", default="all",
-                   help="comma-separated bound names, or 'all' (default); see 'shuffledp list'")
+    b.add_argument(
+        "--method",
+        default="all",
+        help="comma-separated bound names, or 'all' (default); see 'shuffledp list'",
+    )
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     sub.add_parser("list", help="list the registered bounds and what they cover")
@@ -155,14 +161,18 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods)
     rows = _rows(evals)
     if args.format == "json":
-        print(json.dumps({"n": profile.n, "delta": args.delta, "eps": args.eps, "results": rows},
-                         indent=2))
+        print(
+            json.dumps(
+                {"n": profile.n, "delta": args.delta, "eps": args.eps, "results": rows}, indent=2
+            )
+        )
     elif args.format == "csv":
         import csv
 
         fields = ["method", "kind", "eps", "delta", "status", "note"]
-        w = csv.DictWriter(sys.stdout, fieldnames=fields, extrasaction="ignore",
-                           lineterminator="\n")
+        w = csv.DictWriter(
+            sys.stdout, fieldnames=fields, extrasaction="ignore", lineterminator="\n"
+        )
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})

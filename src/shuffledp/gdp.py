@@ -85,8 +85,13 @@ def gdp_eps(delta: float, mu: float, *, side: Side = "nearest", rtol: float = 1e
     # delta(eps) <= Phi(mu/2 - eps/mu), so eps = mu (mu/2 - Phi^{-1}(delta)) brackets the root.
     hi = max(mu * (mu / 2.0 - float(special.ndtri(delta))), 1e-12)
     return eps_from_delta(
-        lambda e: float(gdp_delta(e, mu)), delta, side=side, eps_hi=hi, eps_max=hi * 2.0,
-        rtol=rtol, atol=1e-300,
+        lambda e: float(gdp_delta(e, mu)),
+        delta,
+        side=side,
+        eps_hi=hi,
+        eps_max=hi * 2.0,
+        rtol=rtol,
+        atol=1e-300,
     )
 
 
@@ -120,6 +125,14 @@ def gdp_mu_from_eps_delta(eps: float, delta: float) -> float:
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return invert_monotone(
-        lambda m: float(gdp_delta(eps, m)), delta, lo=1e-8, hi=1.0, decreasing=False,
-        side="lower", rtol=1e-13, atol=1e-300, hi_max=1e4, log_space=True,
+        lambda m: float(gdp_delta(eps, m)),
+        delta,
+        lo=1e-8,
+        hi=1.0,
+        decreasing=False,
+        side="lower",
+        rtol=1e-13,
+        atol=1e-300,
+        hi_max=1e4,
+        log_space=True,
     )

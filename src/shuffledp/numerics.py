@@ -130,8 +130,15 @@ def eps_from_delta(
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return invert_monotone(
-        delta_fn, delta, lo=0.0, hi=eps_hi, decreasing=True, side=side,
-        rtol=rtol, atol=atol, hi_max=eps_max,
+        delta_fn,
+        delta,
+        lo=0.0,
+        hi=eps_hi,
+        decreasing=True,
+        side=side,
+        rtol=rtol,
+        atol=atol,
+        hi_max=eps_max,
     )
 
 
@@ -171,8 +178,16 @@ def delta_from_eps(
     # eps_fn is non-increasing in delta: find the smallest delta with eps_fn(delta) <= eps.
     # Search variable: delta itself, with the target expressed on the eps scale.
     return invert_monotone(
-        safe_eps, eps, lo=delta_min, hi=top, decreasing=True, side=side,
-        rtol=rtol, atol=0.0, hi_max=top, log_space=True,
+        safe_eps,
+        eps,
+        lo=delta_min,
+        hi=top,
+        decreasing=True,
+        side=side,
+        rtol=rtol,
+        atol=0.0,
+        hi_max=top,
+        log_space=True,
     )
 
 
@@ -185,9 +200,7 @@ def log_sub_exp(a: NDArray[np.float64] | float, b: NDArray[np.float64] | float):
     return np.where(a == b, -np.inf, out)
 
 
-def hockey_stick(
-    p: NDArray[np.float64], q: NDArray[np.float64], eps: float
-) -> float:
+def hockey_stick(p: NDArray[np.float64], q: NDArray[np.float64], eps: float) -> float:
     """Hockey-stick divergence ``H_{e^eps}(P || Q) = sum_x max(P(x) - e^eps Q(x), 0)``.
 
     ``p`` and ``q`` are probability vectors on a common finite support.  For large ``eps``

@@ -256,9 +256,12 @@ class BudgetProfile:
             raise ValueError(f"group shares must be >= 0 and sum to 1, got {shares.tolist()}")
         sizes = np.floor(shares * n + 0.5).astype(int)
         sizes[int(np.argmax(shares))] += int(n) - int(sizes.sum())
-        eps = np.concatenate([np.full(s, float(g[1])) for s, g in zip(sizes, groups)])
+        eps = np.concatenate([np.full(s, float(g[1])) for s, g in zip(sizes, groups, strict=False)])
         delta = np.concatenate(
-            [np.full(s, float(g[2]) if len(g) > 2 else 0.0) for s, g in zip(sizes, groups)]
+            [
+                np.full(s, float(g[2]) if len(g) > 2 else 0.0)
+                for s, g in zip(sizes, groups, strict=False)
+            ]
         )
         if shuffle:
             if rng is None:
@@ -373,9 +376,10 @@ def profile_from_spec(
     ...                   rng=np.random.default_rng(0)).n
     5
     >>> profile_from_spec({"kind": "beta"}, n=5, rng=np.random.default_rng(0))
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: profile kind must be one of ['clipped_normal', 'identical', 'mixture', 'uniform'], got 'beta'
+    ValueError: profile kind must be one of [...], got 'beta'
     """
     kinds = ["clipped_normal", "identical", "mixture", "uniform"]
     kind = spec.get("kind")
@@ -387,8 +391,13 @@ def profile_from_spec(
         )
     elif kind == "clipped_normal":
         prof = BudgetProfile.clipped_normal(
-            n=n, mean=float(spec["mean"]), std=float(spec["std"]), low=float(spec["low"]),
-            high=float(spec["high"]), rng=rng, delta0=delta0,
+            n=n,
+            mean=float(spec["mean"]),
+            std=float(spec["std"]),
+            low=float(spec["low"]),
+            high=float(spec["high"]),
+            rng=rng,
+            delta0=delta0,
         )
     elif kind == "mixture":
         groups = [

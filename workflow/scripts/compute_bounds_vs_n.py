@@ -5,7 +5,6 @@ seconds, status ("ok" or "not_applicable" with the reason), and the gdp diagnost
 Deterministic (no random draw), so no seed column is needed.
 """
 
-
 import sys
 
 if "snakemake" in globals():
@@ -46,9 +45,14 @@ def main(*, inputs, outputs, params, log=None):
         profile = BudgetProfile.identical(n=int(n), eps0=eps0)
         evals = compare_bounds(profile, delta=delta, methods=params["methods"])
         rows += evaluation_rows(evals, n=int(n), eps0=eps0, delta=delta)
-        logger.info("n=%d eps0=%g: %s", n, eps0,
-                    ", ".join(f"{e.method}={e.result.eps:.4g}" if e.ok else f"{e.method}=n/a"
-                              for e in evals))
+        logger.info(
+            "n=%d eps0=%g: %s",
+            n,
+            eps0,
+            ", ".join(
+                f"{e.method}={e.result.eps:.4g}" if e.ok else f"{e.method}=n/a" for e in evals
+            ),
+        )
     write_table(pd.DataFrame(rows), outputs["table"])
 
 

@@ -1,6 +1,5 @@
 """Concatenate tidy CSV tables with identical meaning into one (atomic write)."""
 
-
 import sys
 
 if "snakemake" in globals():

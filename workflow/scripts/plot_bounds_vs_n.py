@@ -1,6 +1,5 @@
 """Figure of experiment 1: central eps vs n, one panel per eps0, drawn from the table."""
 
-
 import sys
 
 if "snakemake" in globals():
@@ -19,9 +18,10 @@ def main(*, inputs, outputs, params, log=None):
     ok = df[df["status"] == "ok"]
     eps0s = sorted(df["eps0"].unique())
     methods = list(dict.fromkeys(df["method"]))
-    fig, axes = plt.subplots(1, len(eps0s), figsize=(3.0 * len(eps0s), 3.0), squeeze=False,
-                             sharey=False)
-    for ax, eps0 in zip(axes[0], eps0s):
+    fig, axes = plt.subplots(
+        1, len(eps0s), figsize=(3.0 * len(eps0s), 3.0), squeeze=False, sharey=False
+    )
+    for ax, eps0 in zip(axes[0], eps0s, strict=False):
         sub = ok[ok["eps0"] == eps0]
         for method in methods:
             m = sub[sub["method"] == method].sort_values("n")
@@ -37,12 +37,17 @@ def main(*, inputs, outputs, params, log=None):
     axes[0][0].set_ylabel("central eps")
     handles, labels = axes[0][0].get_legend_handles_labels()
     for ax in axes[0][1:]:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=False):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)),
-               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(labels) // 5)))
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=min(5, len(labels)),
+        bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(labels) // 5)),
+    )
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     save_figure(fig, [outputs["png"], outputs["pdf"]])
     logger.info("plotted %d methods x %d eps0", len(methods), len(eps0s))

@@ -1,6 +1,5 @@
 """Figure of experiment 7: seconds of eps(delta) vs n for each bound (log-log)."""
 
-
 import sys
 
 if "snakemake" in globals():

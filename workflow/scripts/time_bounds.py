@@ -5,7 +5,6 @@ Budgets are drawn once per n from the configured profile with a seeded generator
 internal caches are bypassed by timing a freshly built profile each repetition.
 """
 
-
 import sys
 import time
 
@@ -26,8 +25,9 @@ def main(*, inputs, outputs, params, log=None):
     seed = int(params["seed"])
     rows = []
     for i, n in enumerate(params["n"]):
-        base = profile_from_spec(params["profile_spec"], n=int(n),
-                                 rng=np.random.default_rng([seed, 7, i]))
+        base = profile_from_spec(
+            params["profile_spec"], n=int(n), rng=np.random.default_rng([seed, 7, i])
+        )
         for method in params["methods"]:
             bound = get_bound(method)
             times, eps, status, reason = [], None, "ok", ""
@@ -40,15 +40,25 @@ def main(*, inputs, outputs, params, log=None):
                     status, reason = "not_applicable", str(err)
                     break
                 times.append(time.perf_counter() - start)
-            rows.append({
-                "method": method, "kind": bound.info.kind, "n": int(n),
-                "profile": params["profile"], "delta": float(params["delta"]), "eps": eps,
-                "seconds_min": min(times) if times else None,
-                "seconds_median": float(np.median(times)) if times else None,
-                "repeats": len(times), "seed": seed, "status": status, "reason": reason,
-            })
-            logger.info("n=%d %s: %s", n, method,
-                        f"{min(times):.4f}s" if times else f"n/a ({reason})")
+            rows.append(
+                {
+                    "method": method,
+                    "kind": bound.info.kind,
+                    "n": int(n),
+                    "profile": params["profile"],
+                    "delta": float(params["delta"]),
+                    "eps": eps,
+                    "seconds_min": min(times) if times else None,
+                    "seconds_median": float(np.median(times)) if times else None,
+                    "repeats": len(times),
+                    "seed": seed,
+                    "status": status,
+                    "reason": reason,
+                }
+            )
+            logger.info(
+                "n=%d %s: %s", n, method, f"{min(times):.4f}s" if times else f"n/a ({reason})"
+            )
     write_table(pd.DataFrame(rows), outputs["table"])
 
 

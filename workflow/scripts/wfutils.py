@@ -9,7 +9,6 @@ Scripts run under Snakemake's ``script:`` directive, which prepends a preamble, 
 not use ``from __future__`` imports.
 """
 
-
 import logging
 import os
 import sys

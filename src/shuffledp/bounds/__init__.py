@@ -6,7 +6,11 @@ calling :func:`register_bound` plus one import line here.
 
 from __future__ import annotations
 
-from shuffledp.bounds import gdp_paper  # noqa: F401  (registers "gdp")
+from shuffledp.bounds import (
+    clones,  # noqa: F401  (registers "clones")
+    gdp_paper,  # noqa: F401  (registers "gdp")
+    rr_exact,  # noqa: F401  (registers "rr_exact")
+)
 from shuffledp.bounds.base import KIND_LABELS, Bound, BoundInfo, BoundResult, Kind
 from shuffledp.bounds.registry import get_bound, list_bounds, register_bound, unregister_bound
 

@@ -73,7 +73,8 @@ class BoundInfo:
     def __post_init__(self) -> None:
         if self.kind not in KIND_LABELS:
             raise ValueError(f"kind must be one of {sorted(KIND_LABELS)}, got {self.kind!r}")
-        if not self.name or not self.name.replace("_", "").isalnum() or self.name.lower() != self.name:
+        plain = self.name.replace("_", "")
+        if not plain or not plain.isalnum() or self.name.lower() != self.name:
             raise ValueError(f"name must be lower-case snake_case, got {self.name!r}")
 
     @property
@@ -202,13 +203,16 @@ class Bound:
         fn = self.delta_fn
         try:
             return eps_from_delta(
-                lambda e: float(fn(profile=prof, eps=e, **opts)), delta,
-                side=self.side, eps_max=self.eps_max, rtol=1e-6, atol=1e-9,
+                lambda e: float(fn(profile=prof, eps=e, **opts)),
+                delta,
+                side=self.side,
+                eps_max=self.eps_max,
+                rtol=1e-6,
+                atol=1e-9,
             )
         except ValueError as err:
             raise ParameterRegimeError(
-                f"{self.name} cannot certify delta = {delta:g} for any eps <= "
-                f"{self.eps_max:g}"
+                f"{self.name} cannot certify delta = {delta:g} for any eps <= {self.eps_max:g}"
             ) from err
 
     def evaluate(
@@ -240,6 +244,11 @@ class Bound:
         if self.diagnostics_fn is not None:
             diag.update(self.diagnostics_fn(profile=prof, eps=eps_val, delta=delta_val, **opts))
         return BoundResult(
-            method=self.name, kind=self.info.kind, eps=eps_val, delta=delta_val,
-            n=profile.n, seconds=seconds, diagnostics=diag,
+            method=self.name,
+            kind=self.info.kind,
+            eps=eps_val,
+            delta=delta_val,
+            n=profile.n,
+            seconds=seconds,
+            diagnostics=diag,
         )

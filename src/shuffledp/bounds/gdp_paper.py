@@ -68,9 +68,7 @@ def _check_mass(clone_mass: str) -> float:
     try:
         return _MASS[clone_mass]
     except KeyError:
-        raise ValueError(
-            f"clone_mass must be one of {sorted(_MASS)}, got {clone_mass!r}"
-        ) from None
+        raise ValueError(f"clone_mass must be one of {sorted(_MASS)}, got {clone_mass!r}") from None
 
 
 def _pool_sum(profile: BudgetProfile, clone_mass: str) -> float:

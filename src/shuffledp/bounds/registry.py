@@ -49,6 +49,11 @@ def get_bound(name: str) -> Bound:
         ) from None
 
 
+_KIND_ORDER = {"approximate": 0, "upper": 1, "lower": 2}
+
+
 def list_bounds() -> list[str]:
-    """Names of all registered bounds, in registration order."""
-    return list(_REGISTRY)
+    """Names of all registered bounds: approximations first, then rigorous upper bounds,
+    then exact lower bounds; registration order within each kind."""
+    names = list(_REGISTRY)
+    return sorted(names, key=lambda m: (_KIND_ORDER[_REGISTRY[m].info.kind], names.index(m)))

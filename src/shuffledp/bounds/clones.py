@@ -1,0 +1,463 @@
+"""Rigorous numerical bound: the exact hockey-stick divergence of the clone reduction
+(registered ``clones``, kind ``upper``).
+
+Sources.
+  [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly
+  Optimal Analysis of Privacy Amplification by Shuffling", FOCS 2021, arXiv 2012.12803,
+  Theorem 3.2 and the numerical method of its Appendix E (``clone="standard"``).
+  [FMT23] V. Feldman, A. McMillan, K. Talwar, "Stronger Privacy Amplification by Shuffling for
+  Renyi and Approximate Differential Privacy", SODA 2023, arXiv 2208.04591 (version with the
+  Errata), Theorem 3.2 / Lemma 3.5 (``clone="stronger"``).
+  [CCG24] E. Chen, Y. Cao, Y. Ge, AAAI 2024, arXiv 2312.14388: the personalized clone
+  probabilities p_j = (1 - delta_j) / (1 + e^{eps_j}) (the ``gdp`` bound is their CLT
+  approximation of the same reduction).
+
+The reduction.  The victim v changes its input from x^0 to x^1; every other user j is,
+independently, a clone of the victim's output with probability ``r_j`` (half of it a clone
+"on input 0", half "on input 1"), otherwise uninformative.  With ``C`` the number of clones,
+``C ~ PoissonBinomial(r_j, j != v)``, and, given ``C = c``, the analyst sees the number
+``A`` of type-0 reports among the ``c + 1`` informative ones, where
+
+    P_c(a) = q Bin(a-1; c, 1/2) + (1-q) Bin(a; c, 1/2)       (victim on x^0)
+    Q_c(a) = (1-q) Bin(a-1; c, 1/2) + q Bin(a; c, 1/2)       (victim on x^1)
+    q = e^{eps_v} / (1 + e^{eps_v}),
+
+and the shuffled output is (eps, delta)-DP for
+
+    delta(eps) = delta_v + (1 - delta_v) sum_c Pr[C = c] H_{e^eps}(P_c || Q_c).
+
+Code names: ``eps_v``, ``delta_v`` = the victim's budget; ``q`` = q; ``pool`` = the r_j;
+``E`` = e^eps; ``count`` = the pmf of C; ``clone`` = which r_j:
+
+* ``"stronger"`` [FMT23, CCG24]: ``r_j = 2 (1 - delta_j) / (1 + e^{eps_j})``;
+* ``"standard"`` [FMT21 Thm 3.2]: ``r_j = (1 - delta_j) e^{-eps_j}``.
+
+The fast evaluation (verified in tests/test_clones.py against direct summation).  With
+``m = c + 1`` and ``Bin(a-1; c, 1/2) = 2 Bin(a; m, 1/2) a / m``,
+``Bin(a; c, 1/2) = 2 Bin(a; m, 1/2) (m - a) / m``:
+
+    P_c(a) / Q_c(a) = (q a + (1-q)(m-a)) / ((1-q) a + q (m-a)),
+
+increasing in ``a`` for q > 1/2.  So ``P_c - E Q_c > 0`` exactly on the tail ``a >= t(c)``,
+``t(c) = floor(a0) + 1`` with ``a0 = m (E q - (1-q)) / ((2q-1)(1+E))``, and with
+``S(k) = Pr[Bin(c, 1/2) >= k]`` (``scipy.special.bdtrc``)
+
+    H_c = (q - E (1-q)) S(t-1) + ((1-q) - E q) S(t),
+
+O(1) per c, vectorised over the window of c.  ``Q_c(a) = P_c(c+1-a)``, so
+``H(Q_c||P_c) = H(P_c||Q_c)`` and one direction suffices.  For ``E >= q/(1-q)`` (eps >= eps_v)
+every H_c is 0 and ``delta = delta_v`` exactly; ``eps_v = 0`` (q = 1/2) is that case.
+
+Heterogeneous budgets: conservative worst victim.  For a true victim u the reduction uses
+``eps_u``, ``delta_u`` and the pool of everyone except u.  H is non-decreasing in q (P_c(q),
+Q_c(q) are mixtures of P_c(q'), Q_c(q') for q' >= q with a common distribution; joint
+convexity), H_c is non-increasing in c ((P_{c+1}, Q_{c+1}) is (P_c, Q_c) plus an independent
+Bernoulli(1/2)), and a Poisson-binomial is monotone in each probability.  Hence
+``eps_v = max eps_i``, ``delta_v = max delta_i`` and the pool "everyone but the single user with
+the largest r_j" (stochastically the smallest pool of n - 1 users) bound every victim.  For
+the same reason the pool may be rounded down (:func:`shuffledp.poisson_binomial.
+group_probabilities`, relative step ``rel_step``), and the part of the pmf of C cut off
+(``dropped_mass``, at most about ``tol``) is charged at divergence 1.  Floating point is
+charged too: the FFT round-off estimate ``error_l1`` of the pmf at divergence 1, and a
+relative ``1e-12`` of the magnitudes of the two terms of every H_c.  The shared inversion
+then returns eps on the safe side (``side="upper"``).
+
+Validity (which randomizers).
+* ``standard``: every eps_0-LDP randomizer, identical budgets, [FMT21, Thm 3.2]; the victim
+  mixture with q is the one of their numerical method (Appendix E), for every eps_0-LDP pair
+  R(x^0), R(x^1) decomposes as q Q^0 + (1-q) Q^1 / (1-q) Q^0 + q Q^1.  FMT21 also allow an
+  adaptive sequence of eps_0-LDP randomizers applied *after* the data are shuffled.
+* ``stronger``: the restricted class of [FMT23] after their Errata (Lemma 3.5 with the modified
+  decomposition); binary and k-ary randomized response are the important members.  Binary
+  randomized response with personalized budgets is covered exactly: R_j(b) puts mass
+  1/(1+e^{eps_j}) on each output, so R_j(b) = p_j delta_0 + p_j delta_1 + (rest), with the
+  victim's Q^0 = delta_0, Q^1 = delta_1; the brute force in tests/test_bruteforce.py checks it.
+* Personalized budgets beyond binary randomized response: the reduction with per-user r_j is
+  the one of [CCG24]; for user-specific randomizers it needs every R_j(x_j) to contain
+  ``r_j / 2`` of the *victim's* Q^0 and Q^1.  Caveat: for k-ary randomized response with k > 2
+  and eps_j < eps_v that share is smaller than 1/(1+e^{eps_j}) (it is
+  (e^{eps_v}+k-1) / ((e^{eps_j}+k-1)(e^{eps_v}+1))), so ``stronger`` is then *not* proven.
+* Local delta_i (approximate LDP) enters as in [CCG24]: each randomizer is read as the mixture
+  ``(1 - delta_i) R_i^pure + delta_i R_i^leak`` (the canonical form of an (eps, delta)-DP pair,
+  Kairouz, Oh, Viswanath, ICML 2015): user j is a clone with probability (1-delta_j) r_j(eps_j)
+  and the victim leaks with probability delta_v (divergence 1).  For general
+  (eps_0, delta_0)-LDP randomizers use FMT21's Theorem 3.8 (a term proportional to n delta_0)
+  instead.
+
+>>> from shuffledp import BudgetProfile
+>>> p = BudgetProfile.identical(n=10_000, eps0=2.0)
+>>> d = clones_delta(profile=p, eps=0.2)
+>>> 0.0 < d < 1e-3
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.registry import register_bound
+from shuffledp.params import BudgetProfile
+from shuffledp.poisson_binomial import TruncatedPMF, poisson_binomial_pmf
+
+__all__ = [
+    "CLONE_KINDS",
+    "CloneCount",
+    "clone_probabilities",
+    "worst_victim",
+    "clone_count",
+    "clone_count_pmf",
+    "profile_digest",
+    "conditional_divergence",
+    "clone_reduction_delta",
+    "clones_delta",
+    "clone_pair",
+    "BOUND",
+]
+
+CLONE_KINDS = ("stronger", "standard")
+#: Default truncation of the clone-count pmf (mass charged at divergence 1).
+TOL = 1e-15
+#: Default relative step of the rounding-down grid for the clone probabilities.
+REL_STEP = 1e-3
+#: Relative error allowed for the binomial survival functions and the two-term sum of H_c.
+_SF_RTOL = 1e-12
+
+
+def _check_clone(clone: str) -> str:
+    if clone not in CLONE_KINDS:
+        raise ValueError(f"clone must be one of {list(CLONE_KINDS)}, got {clone!r}")
+    return clone
+
+
+def _check_tol_step(tol: float, rel_step: float) -> None:
+    if not (isinstance(tol, (int, float)) and 0.0 <= tol < 1e-3):
+        raise ValueError(f"tol must be in [0, 1e-3), got {tol!r}")
+    if not (isinstance(rel_step, (int, float)) and 0.0 <= rel_step <= 0.1):
+        raise ValueError(f"rel_step must be in [0, 0.1], got {rel_step!r}")
+
+
+def clone_probabilities(profile: BudgetProfile, *, clone: str = "stronger") -> NDArray:
+    """Per-user clone probability r_j (see the module docstring for the two kinds).
+
+    ``stronger``: r_j = 2 (1 - delta_j) / (1 + e^{eps_j}) (twice the p_j of CCG24);
+    ``standard``: r_j = (1 - delta_j) e^{-eps_j} (FMT21, Theorem 3.2).
+
+    >>> from shuffledp import BudgetProfile
+    >>> clone_probabilities(BudgetProfile.identical(n=2, eps0=0.0)).tolist()
+    [1.0, 1.0]
+    """
+    _check_clone(clone)
+    if clone == "stronger":
+        return 2.0 * (1.0 - profile.delta) * special.expit(-profile.eps)
+    return (1.0 - profile.delta) * np.exp(-profile.eps)
+
+
+def worst_victim(
+    profile: BudgetProfile, *, clone: str = "stronger"
+) -> tuple[float, float, NDArray[np.float64]]:
+    """Conservative victim ``(eps_v, delta_v, pool)``: eps_v = max eps_i, delta_v = max
+    delta_i, pool = every r_j except the single largest (see the module docstring).
+
+    >>> from shuffledp import BudgetProfile
+    >>> e, d, pool = worst_victim(BudgetProfile.from_arrays([1.0, 2.0, 3.0]))
+    >>> e, d, pool.size
+    (3.0, 0.0, 2)
+    """
+    r = clone_probabilities(profile, clone=clone)
+    pool = np.delete(r, int(np.argmax(r)))
+    return profile.eps_max, profile.delta_max, pool
+
+
+# --------------------------------------------------------------------------- the count pmf
+@dataclass(frozen=True)
+class CloneCount:
+    """The (truncated, rounded-down) pmf of the clone count C and the victim's budget."""
+
+    count: TruncatedPMF
+    eps_v: float
+    delta_v: float
+    expected_clones: float
+    n_groups: int
+
+
+_DIGESTS: weakref.WeakKeyDictionary[BudgetProfile, str] = weakref.WeakKeyDictionary()
+_COUNT_CACHE: OrderedDict[tuple, CloneCount] = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def profile_digest(profile: BudgetProfile) -> str:
+    """Content hash of a profile's arrays (cache key), computed once per profile object."""
+    d = _DIGESTS.get(profile)
+    if d is None:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.ascontiguousarray(profile.eps).tobytes())
+        h.update(np.ascontiguousarray(profile.delta).tobytes())
+        d = h.hexdigest()
+        _DIGESTS[profile] = d
+    return d
+
+
+def clone_count_pmf(
+    pool: ArrayLike, *, tol: float = TOL, rel_step: float = REL_STEP
+) -> tuple[TruncatedPMF, int]:
+    """Pmf of C ~ PoissonBinomial(pool), rounded down and truncated; also the group count.
+
+    >>> r, g = clone_count_pmf([0.5, 0.5], tol=0.0)
+    >>> np.round(r.pmf, 12).tolist(), g
+    ([0.25, 0.5, 0.25], 1)
+    """
+    from shuffledp.poisson_binomial import group_probabilities
+
+    groups = group_probabilities(pool, rel_step=rel_step)[0].size
+    return poisson_binomial_pmf(pool, rel_step=rel_step, tol=tol), int(groups)
+
+
+def clone_count(
+    profile: BudgetProfile, *, clone: str = "stronger", tol: float = TOL,
+    rel_step: float = REL_STEP,
+) -> CloneCount:
+    """The conservative victim and the pmf of its clone count, cached per (profile, options).
+
+    The cache holds the last 32 results, keyed by a content hash of the profile's arrays
+    (computed once per profile object), so one eps(delta) inversion builds the pmf once.
+
+    >>> from shuffledp import BudgetProfile
+    >>> cc = clone_count(BudgetProfile.identical(n=101, eps0=0.0))
+    >>> cc.count.pmf.tolist() == [0.0] * 100 + [1.0], cc.expected_clones
+    (True, 100.0)
+    """
+    _check_clone(clone)
+    _check_tol_step(tol, rel_step)
+    key = (profile_digest(profile), clone, float(tol), float(rel_step))
+    hit = _COUNT_CACHE.get(key)
+    if hit is not None:
+        _COUNT_CACHE.move_to_end(key)
+        return hit
+    eps_v, delta_v, pool = worst_victim(profile, clone=clone)
+    count, groups = clone_count_pmf(pool, tol=tol, rel_step=rel_step)
+    count.pmf.setflags(write=False)
+    out = CloneCount(count, eps_v, delta_v, float(pool.sum()), groups)
+    _COUNT_CACHE[key] = out
+    if len(_COUNT_CACHE) > _CACHE_SIZE:
+        _COUNT_CACHE.popitem(last=False)
+    return out
+
+
+# --------------------------------------------------------------------------- divergence
+def _binom_half_sf(k: NDArray[np.int64], c: NDArray[np.int64]) -> NDArray[np.float64]:
+    """S(k) = Pr[Bin(c, 1/2) >= k], elementwise, for any integer k."""
+    inner = (k >= 1) & (k <= c)
+    kk = np.where(inner, k - 1, 0)
+    cc = np.where(inner, c, 1)
+    val = special.bdtrc(kk, cc, 0.5)
+    return np.where(k <= 0, 1.0, np.where(k > c, 0.0, val))
+
+
+def _divergence_terms(
+    c: NDArray[np.int64], eps: float, eps_v: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(H_c, magnitude of its two terms) for the victim with budget eps_v (eps < eps_v)."""
+    q = float(special.expit(eps_v))
+    q1 = float(special.expit(-eps_v))  # 1 - q, accurately
+    big_e = math.exp(eps)
+    m = c + 1
+    a0 = m * ((big_e * q - q1) / ((q - q1) * (1.0 + big_e)))
+    t = np.floor(a0).astype(np.int64) + 1
+    s_prev = _binom_half_sf(t - 1, c)
+    s_t = _binom_half_sf(t, c)
+    alpha = q - big_e * q1
+    beta = q1 - big_e * q
+    h = alpha * s_prev + beta * s_t
+    mag = abs(alpha) * s_prev + abs(beta) * s_t
+    return np.clip(h, 0.0, 1.0), mag
+
+
+def conditional_divergence(c: ArrayLike, eps: float, eps_v: float) -> NDArray[np.float64]:
+    """H_{e^eps}(P_c || Q_c) for clone counts ``c`` (vectorised; closed form above).
+
+    >>> float(conditional_divergence(0, 0.0, math.log(3.0))[0])  # P_0 = (3/4, 1/4)
+    0.5
+    """
+    c = np.atleast_1d(np.asarray(c, dtype=np.int64))
+    if np.any(c < 0):
+        raise ValueError(f"c must be >= 0, got {c!r}")
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    if eps >= eps_v:
+        return np.zeros(c.shape)
+    return _divergence_terms(c, eps, eps_v)[0]
+
+
+def _delta_from_count(count: TruncatedPMF, eps_v: float, delta_v: float, eps: float) -> float:
+    if eps >= eps_v:  # every H_c is 0 (also covers eps_v = 0, q = 1/2)
+        return float(delta_v)
+    w = count.pmf
+    c = count.offset + np.arange(w.size, dtype=np.int64)
+    h, mag = _divergence_terms(c, eps, eps_v)
+    main = float(np.dot(w, h))
+    slack = count.dropped_mass + count.error_l1 + _SF_RTOL * float(np.dot(w, mag))
+    inner = min(1.0, main + slack)
+    return float(min(1.0, delta_v + (1.0 - delta_v) * inner))
+
+
+def clone_reduction_delta(
+    *, pool: ArrayLike, eps_v: float, delta_v: float, eps: float, tol: float = TOL,
+    rel_step: float = REL_STEP,
+) -> float:
+    """delta(eps) of the clone reduction for an explicit victim ``(eps_v, delta_v)`` and pool.
+
+    Not cached; the registered bound uses :func:`clone_count` and the conservative victim.
+
+    >>> d = clone_reduction_delta(pool=[1.0] * 99, eps_v=2.0, delta_v=0.0, eps=1.0)
+    >>> 0.0 < d < 0.1
+    True
+    """
+    _check_tol_step(tol, rel_step)
+    count, _ = clone_count_pmf(pool, tol=tol, rel_step=rel_step)
+    return _delta_from_count(count, float(eps_v), float(delta_v), float(eps))
+
+
+def clones_delta(
+    *, profile: BudgetProfile, eps: float, clone: str = "stronger", tol: float = TOL,
+    rel_step: float = REL_STEP,
+) -> float:
+    """The registered ``delta(eps)``: conservative victim, cached clone-count pmf.
+
+    >>> from shuffledp import BudgetProfile
+    >>> clones_delta(profile=BudgetProfile.identical(n=50, eps0=1.0), eps=1.0)
+    0.0
+    """
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    cc = clone_count(profile, clone=clone, tol=tol, rel_step=rel_step)
+    return _delta_from_count(cc.count, cc.eps_v, cc.delta_v, float(eps))
+
+
+# --------------------------------------------------------------------------- explicit pair
+def clone_pair(
+    profile: BudgetProfile,
+    *,
+    clone: str = "stronger",
+    tol: float = 1e-12,
+    rel_step: float = REL_STEP,
+    max_points: int = 5_000_000,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """The dominating pair (P, Q) of the reduction as explicit vectors, for PLD accounting.
+
+    Returns ``(p, q, tail_mass)``: ``p[i]``, ``q[i]`` are the probabilities of the i-th
+    outcome ``(c, a)`` (flattened, c increasing, then a) under the victim's input x^0 / x^1,
+    already multiplied by ``(1 - delta_v)`` and by the (rounded-down, truncated) Pr[C = c];
+    for each c only ``a`` in a window symmetric about ``(c+1)/2`` is kept.  Both vectors are
+    sub-probabilities missing the same mass ``tail_mass`` (mirror symmetry
+    ``Q_c(a) = P_c(c+1-a)``): the victim's delta_v, the cut-off part of C and of every A,
+    and the round-off estimate.  Charging ``p``'s missing mass at privacy loss +infinity
+    (and ``q``'s at -infinity) gives a pessimistic privacy loss distribution, e.g. for
+    ``dp_accounting.pld.privacy_loss_distribution.from_two_probability_mass_functions``
+    (take ``np.log`` of the entries); then for every eps,
+    ``hockey_stick(p, q, eps) + tail_mass >= clones_delta(...)`` up to the round-off slack.
+
+    Raises :class:`ParameterRegimeError` when the support exceeds ``max_points`` (raise
+    ``tol`` or lower n).
+
+    >>> from shuffledp import BudgetProfile
+    >>> from shuffledp.numerics import hockey_stick
+    >>> prof = BudgetProfile.identical(n=200, eps0=1.0)
+    >>> p, q, tail = clone_pair(prof)
+    >>> d = clones_delta(profile=prof, eps=0.5)
+    >>> bool(abs(hockey_stick(p, q, 0.5) + tail - d) < 1e-9)
+    True
+    """
+    from shuffledp.errors import ParameterRegimeError
+
+    _check_clone(clone)
+    _check_tol_step(tol, rel_step)
+    cc = clone_count(profile, clone=clone, tol=tol / 2.0, rel_step=rel_step)
+    w = cc.count.pmf
+    c = cc.count.offset + np.arange(w.size, dtype=np.int64)
+    keep = w > 0
+    w, c = w[keep], c[keep]
+    budget = tol / 2.0
+    lo = stats.binom.ppf(budget / 2.0, c, 0.5)
+    lo = np.clip(np.nan_to_num(lo, nan=0.0), 0, c).astype(np.int64)
+    lo = np.where(c <= 64, 0, lo)
+    hi = c + 1 - lo
+    sizes = hi - lo + 1
+    total = int(sizes.sum())
+    if total > max_points:
+        raise ParameterRegimeError(
+            f"clone_pair: the support has {total} points > max_points = {max_points}; "
+            f"raise tol (got {tol:g}) or max_points"
+        )
+    q_v = float(special.expit(cc.eps_v))
+    q1 = float(special.expit(-cc.eps_v))
+    owner = np.repeat(np.arange(c.size), sizes)
+    starts = np.cumsum(sizes) - sizes
+    a = lo[owner] + np.arange(total) - starts[owner]
+    mw = (c + 1)[owner]
+    base = 2.0 * stats.binom.pmf(a, mw, 0.5) / mw
+    scale = (1.0 - cc.delta_v) * w[owner] * base
+    p = scale * (q_v * a + q1 * (mw - a))
+    q = scale * (q1 * a + q_v * (mw - a))
+    # mass of P_c outside [lo, hi]: a <= lo - 1 or a >= hi + 1
+    low_x, up_x = stats.binom.cdf, stats.binom.sf  # X ~ Bin(c, 1/2)
+    out_c = (
+        q_v * (low_x(lo - 2, c, 0.5) + up_x(hi - 1, c, 0.5))
+        + q1 * (low_x(lo - 1, c, 0.5) + up_x(hi, c, 0.5))
+    )
+    pure_tail = cc.count.dropped_mass + cc.count.error_l1 + float(np.dot(w, out_c))
+    tail = cc.delta_v + (1.0 - cc.delta_v) * pure_tail
+    return p, q, float(min(tail, 1.0))
+
+
+# --------------------------------------------------------------------------- registration
+def _check(*, profile: BudgetProfile, clone: str = "stronger", tol: float = TOL,
+           rel_step: float = REL_STEP) -> None:
+    _check_clone(clone)
+    _check_tol_step(tol, rel_step)
+
+
+def _diagnostics(
+    *, profile: BudgetProfile, eps: float, delta: float, clone: str = "stronger",
+    tol: float = TOL, rel_step: float = REL_STEP,
+) -> dict[str, Any]:
+    cc = clone_count(profile, clone=clone, tol=tol, rel_step=rel_step)
+    return {
+        "clone": clone,
+        "expected_clones": cc.expected_clones,
+        "dropped_mass": cc.count.dropped_mass,
+        "roundoff_l1": cc.count.error_l1,
+        "clone_groups": cc.n_groups,
+        "eps_victim": cc.eps_v,
+    }
+
+
+BOUND = register_bound(
+    Bound(
+        info=BoundInfo(
+            name="clones",
+            kind="upper",
+            title="Clone reduction, exact divergence (numerical upper bound)",
+            citation=(
+                "Feldman, McMillan, Talwar FOCS 2021 (arXiv 2012.12803) Thm 3.2; "
+                "SODA 2023 (arXiv 2208.04591, with Errata) Thm 3.2"
+            ),
+            personalized=True,
+            approx_ldp=True,
+            randomizers=("binary_rr", "krr", "any"),
+            options={"clone": "stronger", "tol": TOL, "rel_step": REL_STEP},
+        ),
+        delta_fn=clones_delta,
+        check_fn=_check,
+        diagnostics_fn=_diagnostics,
+    )
+)

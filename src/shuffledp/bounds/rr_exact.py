@@ -1,0 +1,371 @@
+"""Exact lower bound: the privacy curve of shuffled binary randomized response
+(registered ``rr_exact``, kind ``lower``).
+
+Mechanism.  User i holds a bit x_i and reports it truthfully with probability
+``q_i = e^{eps_i} / (1 + e^{eps_i})`` (Warner's randomized response; eps_i-LDP).  The shuffled
+multiset of bits is equivalent to the number K of reported ones.  For a neighbouring pair
+(victim v with x_v = 0 versus x_v = 1, the others' bits fixed) let ``S`` be the others' count,
+a Poisson-binomial with probabilities ``1 - q_j`` (x_j = 0) or ``q_j`` (x_j = 1).  Then exactly
+
+    P(k) = q_v s(k) + (1 - q_v) s(k-1),     Q(k) = (1 - q_v) s(k) + q_v s(k-1),
+
+``s`` the pmf of S, and ``max(H_{e^eps}(P||Q), H_{e^eps}(Q||P))`` is the true delta(eps) of
+that pair (the hockey-stick characterisation of (eps, delta)-DP, e.g. Balle, Barthe,
+Gaboardi, NeurIPS 2018, Section 2).  Any pair gives a valid **lower bound** on the worst
+case, for binary randomized response and hence for the class of all eps_i-LDP randomizers
+(DESIGN.md Section 4; this is the comparison used to show that a claimed upper bound is too
+small).
+
+Code names: ``q_v`` = q_v, ``s`` = pmf of S, ``E`` = e^eps, ``k`` = number of others' ones.
+
+Search over pairs (the bound is the maximum over the family):
+
+* identical budgets: the pair reduces to k = number of others with x_j = 1,
+  ``S_k = Bin(n-1-k, 1-q) + Bin(k, q)``; by the mirror ``K -> n - K`` the pair (k, P->Q) is the
+  pair (n-1-k, Q->P), so ``k <= (n-1)/2`` with both directions covers every pair.  All such k
+  when ``n <= 2001`` (exact supremum), else k = 0..64 and a geometric grid (ratio 1.25) up to
+  (n-1)/2 (the maximiser is at or near k = 0 in every case we checked).
+* personalized, ``n <= exhaustive_n`` (default 10): every distinct victim and every bit vector
+  of the others (deduplicated by the multiset of (eps_j, x_j)); exact supremum.
+* personalized, larger n: victims = the three largest-eps users, the smallest-eps user and a
+  median user (every user when n <= 32); the others all 0 except a set F set to 1, F = the j
+  largest-eps or the j smallest-eps among a candidate set U (the victims and the
+  ``max_flips + 1`` users with the largest and with the smallest eps), j = 0..|U| - 1.  The
+  pmf T of everyone outside U is computed once (exact recursion for up to 2000 users, else the
+  batched FFT tree of :func:`shuffledp.poisson_binomial.poisson_binomial_pmf_tree` with
+  probabilities kept exactly); each pair convolves T with the exact pmf of U minus v.
+
+Keeping a lower bound under truncation and round-off.  The computed ``s`` differs from the
+true pmf by the truncated mass ``dropped`` (>= 0 entrywise) and the round-off ``error_l1``
+(see :mod:`shuffledp.poisson_binomial`); P and Q then move by at most that much in l1 and H by
+at most ``(1 + E)`` times it, which is subtracted.  Only k whose two entries s(k), s(k-1) are
+both in the window are summed (the omitted terms are >= 0).  The hockey-stick sums are
+evaluated as prefix sums over the pair's outcomes sorted by likelihood ratio (so one delta(eps)
+costs a binary search per pair); their floating-point error, bounded by
+``2 len u (sum P + E sum Q)``, is subtracted as well.  The shared inversion returns eps on the
+lower side (``side="lower"``).
+
+Local delta_i: ignored by convention.  Pure eps_i randomized response is also
+(eps_i, delta_i)-LDP, so its curve is a valid lower bound for (eps_i, delta_i)-LDP randomizers;
+it is not the exact curve of any approximate-DP randomizer.  The result records
+``local_delta_ignored``.  k-ary randomized response is not implemented.
+
+>>> from shuffledp import BudgetProfile
+>>> p = BudgetProfile.identical(n=3, eps0=math.log(3.0))
+>>> round(rr_exact_delta(profile=p, eps=0.0), 10)  # total variation, worst pair k = 1
+0.3125
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.clones import profile_digest
+from shuffledp.bounds.registry import register_bound
+from shuffledp.params import BudgetProfile
+from shuffledp.poisson_binomial import (
+    TruncatedPMF,
+    binomial_windows,
+    convolve_pmfs,
+    poisson_binomial_pmf_exact,
+    poisson_binomial_pmf_tree,
+)
+
+__all__ = ["RRPair", "rr_pairs", "pair_delta", "rr_exact_delta", "BOUND"]
+
+_U = float(np.finfo(float).eps) / 2.0
+TOL = 1e-15
+EXHAUSTIVE_N = 10
+MAX_FLIPS = 16
+_ALL_K_N = 2001
+_EXACT_T_N = 2000
+
+
+@dataclass(frozen=True)
+class RRPair:
+    """One neighbouring pair: the others' count pmf ``s`` and the victim's truth prob q_v.
+
+    ``n_others`` is the number of other users, so the true support of S is 0..n_others and
+    s(-1) = s(n_others + 1) = 0 exactly (used at the window's ends when they reach them).
+    """
+
+    s: TruncatedPMF
+    q_v: float
+    label: str
+    n_others: int
+
+
+def _pair_from_probs(one_probs: NDArray[np.float64], q_v: float, label: str) -> RRPair:
+    pmf = poisson_binomial_pmf_exact(one_probs)
+    return RRPair(TruncatedPMF(0, pmf, 0.0, 0.0), q_v, label, int(one_probs.size))
+
+
+# --------------------------------------------------------------------------- families
+def _identical_pairs(n: int, eps0: float, tol: float) -> list[RRPair]:
+    q = float(special.expit(eps0))
+    p = float(special.expit(-eps0))
+    kmax = (n - 1) // 2
+    if n <= _ALL_K_N:
+        ks = list(range(kmax + 1))
+    else:
+        ks = list(range(min(64, kmax) + 1))
+        k = 64.0
+        while True:
+            k *= 1.25
+            if int(k) > kmax:
+                break
+            ks.append(int(k))
+        if ks[-1] != kmax:
+            ks.append(kmax)
+    pairs = []
+    karr = np.array(ks, dtype=np.int64)
+    wa = binomial_windows(n - 1 - karr, np.full(karr.size, p), tol / 2.0)
+    wb = binomial_windows(karr, np.full(karr.size, q), tol / 2.0)
+    for k, a, b in zip(ks, wa, wb, strict=True):
+        c, err2 = convolve_pmfs(a.pmf, b.pmf)
+        dropped = a.dropped_mass + b.dropped_mass
+        s = TruncatedPMF(a.offset + b.offset, c, dropped, err2 * math.sqrt(c.size))
+        pairs.append(RRPair(s, q, f"identical k={k}", n - 1))
+    return pairs
+
+
+def _exhaustive_pairs(eps: NDArray[np.float64]) -> list[RRPair]:
+    n = eps.size
+    q_all = special.expit(eps)
+    pairs = []
+    seen_victims: set[float] = set()
+    for v in range(n):
+        if float(eps[v]) in seen_victims:
+            continue
+        seen_victims.add(float(eps[v]))
+        others = np.delete(np.arange(n), v)
+        seen: set[tuple] = set()
+        for bits in itertools.product((0, 1), repeat=n - 1):
+            key = tuple(sorted(zip(eps[others].tolist(), bits, strict=True)))
+            if key in seen:
+                continue
+            seen.add(key)
+            b = np.array(bits, dtype=bool)
+            one = np.where(b, q_all[others], 1.0 - q_all[others])
+            pairs.append(_pair_from_probs(one, float(q_all[v]), f"v={v} bits={bits}"))
+    return pairs
+
+
+def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[RRPair]:
+    n = eps.size
+    q_all = special.expit(eps)
+    order = np.argsort(-eps, kind="stable")  # largest eps first
+    if n <= 32:
+        victims = list(range(n))
+    else:
+        victims = [int(i) for i in order[:3]] + [int(order[-1]), int(order[n // 2])]
+    victims = list(dict.fromkeys(victims))
+    cand = set(victims)
+    cand.update(int(i) for i in order[: max_flips + 1])
+    cand.update(int(i) for i in order[n - max_flips - 1 :])
+    in_u = np.zeros(n, dtype=bool)
+    in_u[list(cand)] = True
+    rest_p = 1.0 - q_all[~in_u]  # outside U every bit is 0
+    if rest_p.size <= _EXACT_T_N:
+        t = TruncatedPMF(0, poisson_binomial_pmf_exact(rest_p), 0.0, 0.0)
+    else:
+        t = poisson_binomial_pmf_tree(rest_p, tol=tol)
+    u_sorted = [int(i) for i in order if in_u[i]]  # U by decreasing eps
+    seen_victim_eps: set[float] = set()
+    pairs = []
+    for v in victims:
+        if float(eps[v]) in seen_victim_eps:
+            continue
+        seen_victim_eps.add(float(eps[v]))
+        o = np.array([i for i in u_sorted if i != v], dtype=np.int64)
+        m = o.size
+        configs = [(np.arange(m) < j, f"top{j}") for j in range(m + 1)]
+        configs += [(np.arange(m) >= m - j, f"bottom{j}") for j in range(1, m)]
+        for bits, name in configs:
+            one = np.where(bits, q_all[o], 1.0 - q_all[o])
+            kernel = poisson_binomial_pmf_exact(one)
+            s = np.convolve(t.pmf, kernel)  # kernel <= 2 max_flips + 5 entries: direct, exact
+            pairs.append(
+                RRPair(TruncatedPMF(t.offset, s, t.dropped_mass, t.error_l1), float(q_all[v]),
+                       f"v={v} {name}", n - 1)
+            )
+    return pairs
+
+
+def rr_pairs(
+    profile: BudgetProfile, *, exhaustive_n: int = EXHAUSTIVE_N, max_flips: int = MAX_FLIPS,
+    tol: float = TOL,
+) -> list[RRPair]:
+    """The searched family of neighbouring pairs (see the module docstring).
+
+    >>> from shuffledp import BudgetProfile
+    >>> len(rr_pairs(BudgetProfile.identical(n=5, eps0=1.0)))  # k = 0, 1, 2
+    3
+    """
+    if profile.is_identical:
+        return _identical_pairs(profile.n, float(profile.eps[0]), tol)
+    if profile.n <= exhaustive_n:
+        return _exhaustive_pairs(np.asarray(profile.eps))
+    return _family_pairs(np.asarray(profile.eps), max_flips, tol)
+
+
+# --------------------------------------------------------------------------- divergence
+@dataclass(frozen=True)
+class _Prepared:
+    ratio: NDArray[np.float64]  # P/Q sorted decreasing
+    cp: NDArray[np.float64]  # prefix sums of P in that order (with a leading 0)
+    cq: NDArray[np.float64]
+    rp: NDArray[np.float64]  # suffix sums (from the small-ratio end, leading 0)
+    rq: NDArray[np.float64]
+    slack: float  # dropped + error_l1 of s
+    length: int
+
+
+def _prepare(pair: RRPair) -> _Prepared:
+    s = pair.s
+    f = np.maximum(s.pmf, 0.0)
+    if s.offset == 0:  # s(-1) = 0 exactly
+        f = np.concatenate([[0.0], f])
+    if s.offset + s.pmf.size - 1 >= pair.n_others:  # s(n_others + 1) = 0 exactly
+        f = np.concatenate([f, [0.0]])
+    q = pair.q_v
+    q1 = 1.0 - q
+    p_k = q * f[1:] + q1 * f[:-1]
+    q_k = q1 * f[1:] + q * f[:-1]
+    keep = (p_k > 0) | (q_k > 0)
+    p_k, q_k = p_k[keep], q_k[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(q_k > 0, p_k / q_k, np.inf)
+    order = np.argsort(-ratio, kind="stable")
+    ratio, p_k, q_k = ratio[order], p_k[order], q_k[order]
+    zero = np.zeros(1)
+    return _Prepared(
+        ratio=ratio,
+        cp=np.concatenate([zero, np.cumsum(p_k)]),
+        cq=np.concatenate([zero, np.cumsum(q_k)]),
+        rp=np.concatenate([zero, np.cumsum(p_k[::-1])]),
+        rq=np.concatenate([zero, np.cumsum(q_k[::-1])]),
+        slack=float(s.dropped_mass + s.error_l1),
+        length=int(ratio.size),
+    )
+
+
+def _prepared_delta(prep: _Prepared, eps: float) -> float:
+    big_e = math.exp(eps)
+    # H(P||Q): outcomes with P/Q > E are the first i
+    i = int(np.searchsorted(-prep.ratio, -big_e, side="left"))
+    h_pq = prep.cp[i] - big_e * prep.cq[i]
+    r_pq = prep.cp[i] + big_e * prep.cq[i]
+    # H(Q||P): outcomes with Q/P > E, i.e. P/Q < 1/E, are the last j
+    j = prep.length - int(np.searchsorted(-prep.ratio, -1.0 / big_e, side="right"))
+    h_qp = prep.rq[j] - big_e * prep.rp[j]
+    r_qp = prep.rq[j] + big_e * prep.rp[j]
+    round_pq = 2.0 * prep.length * _U * r_pq
+    round_qp = 2.0 * prep.length * _U * r_qp
+    slack = (1.0 + big_e) * prep.slack
+    return float(max(h_pq - round_pq - slack, h_qp - round_qp - slack, 0.0))
+
+
+def pair_delta(pair: RRPair, eps: float) -> float:
+    """Lower bound on (exact value of, when untruncated) the pair's delta(eps).
+
+    >>> pr = RRPair(TruncatedPMF(0, np.array([1.0]), 0.0), 0.75, "n=1", 0)
+    >>> round(pair_delta(pr, 0.0), 12)  # P = (3/4, 1/4), Q = (1/4, 3/4)
+    0.5
+    """
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    return _prepared_delta(_prepare(pair), eps)
+
+
+_CACHE: OrderedDict[tuple, list[_Prepared]] = OrderedDict()
+_CACHE_SIZE = 16
+
+
+def _prepared_pairs(profile: BudgetProfile, exhaustive_n: int, max_flips: int,
+                    tol: float) -> list[_Prepared]:
+    key = (profile_digest(profile), int(exhaustive_n), int(max_flips), float(tol))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    prepared = [
+        _prepare(pr)
+        for pr in rr_pairs(profile, exhaustive_n=exhaustive_n, max_flips=max_flips, tol=tol)
+    ]
+    _CACHE[key] = prepared
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return prepared
+
+
+def _check(*, profile: BudgetProfile, exhaustive_n: int = EXHAUSTIVE_N,
+           max_flips: int = MAX_FLIPS, tol: float = TOL) -> None:
+    if isinstance(exhaustive_n, bool) or not isinstance(exhaustive_n, (int, np.integer)) or not (
+        0 <= exhaustive_n <= 14
+    ):
+        raise ValueError(f"exhaustive_n must be an integer in [0, 14], got {exhaustive_n!r}")
+    if isinstance(max_flips, bool) or not isinstance(max_flips, (int, np.integer)) or not (
+        0 <= max_flips <= 64
+    ):
+        raise ValueError(f"max_flips must be an integer in [0, 64], got {max_flips!r}")
+    if not (isinstance(tol, (int, float)) and 0.0 <= tol < 1e-3):
+        raise ValueError(f"tol must be in [0, 1e-3), got {tol!r}")
+
+
+def rr_exact_delta(
+    *, profile: BudgetProfile, eps: float, exhaustive_n: int = EXHAUSTIVE_N,
+    max_flips: int = MAX_FLIPS, tol: float = TOL,
+) -> float:
+    """max over the searched pairs of the exact delta(eps) (a lower bound on the worst case).
+
+    >>> from shuffledp import BudgetProfile
+    >>> d = rr_exact_delta(profile=BudgetProfile.identical(n=1000, eps0=4.0), eps=1.69)
+    >>> bool(d > 1e-6)
+    True
+    """
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    _check(profile=profile, exhaustive_n=exhaustive_n, max_flips=max_flips, tol=tol)
+    prepared = _prepared_pairs(profile, exhaustive_n, max_flips, tol)
+    return max(_prepared_delta(pr, float(eps)) for pr in prepared)
+
+
+def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
+                 exhaustive_n: int = EXHAUSTIVE_N, max_flips: int = MAX_FLIPS,
+                 tol: float = TOL) -> dict[str, Any]:
+    prepared = _prepared_pairs(profile, exhaustive_n, max_flips, tol)
+    return {
+        "pairs_searched": len(prepared),
+        "exhaustive": bool(profile.is_identical and profile.n <= _ALL_K_N)
+        or bool(not profile.is_identical and profile.n <= exhaustive_n),
+        "local_delta_ignored": not profile.is_pure,
+    }
+
+
+BOUND = register_bound(
+    Bound(
+        info=BoundInfo(
+            name="rr_exact",
+            kind="lower",
+            title="Shuffled binary randomized response, exact curve (lower bound)",
+            citation="Exact Poisson-binomial count laws (Warner 1965 RR); DESIGN.md Section 4",
+            personalized=True,
+            approx_ldp=True,
+            randomizers=("binary_rr",),
+            options={"exhaustive_n": EXHAUSTIVE_N, "max_flips": MAX_FLIPS, "tol": TOL},
+        ),
+        delta_fn=rr_exact_delta,
+        check_fn=_check,
+        diagnostics_fn=_diagnostics,
+    )
+)

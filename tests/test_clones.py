@@ -1,0 +1,224 @@
+"""Tests of the `clones` bound (shuffledp.bounds.clones)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from shuffledp import BudgetProfile, ParameterRegimeError, get_bound, list_bounds
+from shuffledp.bounds.base import KIND_LABELS
+from shuffledp.bounds.clones import (
+    clone_count,
+    clone_pair,
+    clone_probabilities,
+    clone_reduction_delta,
+    clones_delta,
+    conditional_divergence,
+)
+from shuffledp.numerics import hockey_stick
+
+BOUND = get_bound("clones")
+
+
+def _direct_pair(c: int, eps_v: float) -> tuple[np.ndarray, np.ndarray]:
+    """P_c, Q_c on a = 0..c+1 straight from the definition (DESIGN.md Section 3)."""
+    q = math.exp(eps_v) / (1.0 + math.exp(eps_v))
+    a = np.arange(c + 2)
+    b_prev = stats.binom.pmf(a - 1, c, 0.5)
+    b_here = stats.binom.pmf(a, c, 0.5)
+    return q * b_prev + (1 - q) * b_here, (1 - q) * b_prev + q * b_here
+
+
+# ----------------------------------------------------------------------------- (a) references
+def test_fmt21_readme_reference_standard_clones():
+    # FMT21 authors' README (apple/ml-shuffling-amplification): n = 1e5, eps0 = 4,
+    # delta = 1e-6, numerical bound in [0.1675385583317841, 0.172790550755978].
+    prof = BudgetProfile.identical(n=100_000, eps0=4.0)
+    eps = BOUND.eps(profile=prof, delta=1e-6, clone="standard")
+    assert 0.1675 <= eps <= 0.1728
+
+
+@pytest.mark.parametrize("c", [0, 1, 2, 7, 50, 501])
+@pytest.mark.parametrize("eps_v", [0.3, 1.0, 4.0])
+def test_closed_form_equals_direct_summation(c, eps_v):
+    # the threshold / survival-function form of H_c against the definition
+    for eps in np.linspace(0.0, eps_v * 1.1, 9):
+        p, q = _direct_pair(c, eps_v)
+        ref = hockey_stick(p, q, float(eps))
+        assert conditional_divergence(c, float(eps), eps_v)[0] == pytest.approx(ref, abs=1e-13)
+        # symmetric: H(Q||P) = H(P||Q)
+        assert hockey_stick(q, p, float(eps)) == pytest.approx(ref, abs=1e-13)
+
+
+def test_identical_budgets_equal_direct_binomial_computation():
+    # independent implementation: C ~ Bin(n - 1, 2p), sum over c of Pr[C = c] H_c
+    n, eps0 = 60, 1.2
+    prof = BudgetProfile.identical(n=n, eps0=eps0)
+    r = 2.0 / (1.0 + math.exp(eps0))
+    for eps in [0.0, 0.3, 0.7, 1.1]:
+        ref = sum(
+            stats.binom.pmf(c, n - 1, r) * hockey_stick(*_direct_pair(c, eps0), eps)
+            for c in range(n)
+        )
+        assert clones_delta(profile=prof, eps=eps) == pytest.approx(ref, rel=1e-9, abs=1e-14)
+
+
+# ----------------------------------------------------------------------------- (b) invariants
+def test_personalized_with_equal_budgets_reduces_to_identical():
+    a = BudgetProfile.identical(n=500, eps0=1.5)
+    b = BudgetProfile.from_arrays(np.full(500, 1.5))
+    for eps in [0.1, 0.4]:
+        assert clones_delta(profile=a, eps=eps) == clones_delta(profile=b, eps=eps)
+
+
+def test_delta_monotone_and_capped():
+    prof = BudgetProfile.from_arrays(np.linspace(0.5, 2.0, 300), delta=1e-9)
+    grid = np.linspace(0.0, 2.5, 40)
+    d = np.array([clones_delta(profile=prof, eps=float(e)) for e in grid])
+    assert np.all(np.diff(d) <= 1e-15)
+    assert np.all(d >= prof.delta_max)
+    assert d[-1] == prof.delta_max  # eps >= eps_v: delta = delta_v exactly
+
+
+def test_eps_zero_victim():
+    prof = BudgetProfile.identical(n=10, eps0=0.0, delta0=1e-7)
+    assert clones_delta(profile=prof, eps=0.0) == 1e-7
+
+
+def test_eps_not_above_max_local_eps_and_non_increasing_in_n():
+    out = []
+    for n in [100, 1000, 10_000, 100_000]:
+        prof = BudgetProfile.identical(n=n, eps0=2.0)
+        e = BOUND.eps(profile=prof, delta=1e-6)
+        assert e <= 2.0
+        out.append(e)
+    assert all(b <= a for a, b in zip(out[:-1], out[1:], strict=True))
+
+
+def test_removing_a_user_never_lowers_eps():
+    rng = np.random.default_rng(7)
+    prof = BudgetProfile.uniform(n=400, low=0.5, high=2.0, rng=rng)
+    base = BOUND.eps(profile=prof, delta=1e-6)
+    for i in [0, int(np.argmax(prof.eps)), int(np.argmin(prof.eps))]:
+        assert BOUND.eps(profile=prof.without(i), delta=1e-6) >= base - 1e-9
+
+
+def test_standard_dominates_stronger():
+    rng = np.random.default_rng(8)
+    prof = BudgetProfile.uniform(n=2000, low=0.5, high=3.0, rng=rng)
+    for eps in np.linspace(0.0, 1.0, 11):
+        std = clones_delta(profile=prof, eps=float(eps), clone="standard")
+        strong = clones_delta(profile=prof, eps=float(eps), clone="stronger")
+        assert std >= strong
+
+
+def test_rounding_down_never_lowers_delta():
+    rng = np.random.default_rng(9)
+    prof = BudgetProfile.uniform(n=3000, low=0.5, high=2.0, rng=rng)
+    for eps in np.linspace(0.0, 0.8, 9):
+        exact = clones_delta(profile=prof, eps=float(eps), rel_step=0.0)
+        for step in [1e-3, 1e-2, 0.1]:
+            assert clones_delta(profile=prof, eps=float(eps), rel_step=step) >= exact
+
+
+def test_conservative_victim_dominates_every_explicit_victim():
+    rng = np.random.default_rng(10)
+    eps_i = rng.uniform(0.3, 2.5, 40)
+    delta_i = rng.choice([0.0, 1e-8, 1e-7], 40)
+    prof = BudgetProfile.from_arrays(eps_i, delta_i)
+    for clone in ["stronger", "standard"]:
+        r = clone_probabilities(prof, clone=clone)
+        for eps in [0.0, 0.5, 1.0, 2.0]:
+            registered = clones_delta(profile=prof, eps=eps, clone=clone)
+            for u in range(prof.n):
+                mine = clone_reduction_delta(
+                    pool=np.delete(r, u), eps_v=eps_i[u], delta_v=delta_i[u], eps=eps
+                )
+                assert registered >= mine
+
+
+def test_rr_exact_below_clones():
+    rr = get_bound("rr_exact")
+    rng = np.random.default_rng(11)
+    for prof in [
+        BudgetProfile.identical(n=1000, eps0=3.0),
+        BudgetProfile.uniform(n=2000, low=0.5, high=2.0, rng=rng),
+    ]:
+        for eps in [0.1, 0.5, 1.0]:
+            assert rr.delta(profile=prof, eps=eps) <= BOUND.delta(profile=prof, eps=eps)
+
+
+def test_local_delta_enters_and_regime_error():
+    prof = BudgetProfile.identical(n=1000, eps0=1.0, delta0=1e-5)
+    assert BOUND.delta(profile=prof, eps=0.9) >= 1e-5
+    with pytest.raises(ParameterRegimeError, match="cannot certify"):
+        BOUND.eps(profile=prof, delta=1e-6)
+
+
+def test_cache_reuses_the_count_pmf():
+    prof = BudgetProfile.identical(n=5000, eps0=1.0)
+    assert clone_count(prof) is clone_count(prof)
+    assert clone_count(prof, clone="standard") is not clone_count(prof)
+
+
+def test_clone_pair_reproduces_delta_and_is_symmetric():
+    rng = np.random.default_rng(12)
+    prof = BudgetProfile.uniform(n=300, low=0.5, high=2.0, rng=rng, delta0=1e-9)
+    p, q, tail = clone_pair(prof, tol=1e-13)
+    assert tail >= 1e-9
+    assert abs(p.sum() + tail - 1.0) < 1e-9 and abs(q.sum() + tail - 1.0) < 1e-9
+    np.testing.assert_allclose(np.sort(p), np.sort(q), rtol=1e-12)
+    for eps in [0.0, 0.3, 0.8]:
+        d = clones_delta(profile=prof, eps=eps)
+        assert hockey_stick(p, q, eps) + tail >= d - 1e-12
+        assert hockey_stick(p, q, eps) + tail <= d + 1e-9
+
+
+def test_runtime_one_million_users():
+    # DESIGN.md Section 3 cost target (measured ~1 s on one core; generous limit here)
+    import time
+
+    rng = np.random.default_rng(0)
+    prof = BudgetProfile.uniform(n=1_000_000, low=0.5, high=2.0, rng=rng)
+    t = time.perf_counter()
+    eps = BOUND.eps(profile=prof, delta=1e-6)
+    assert time.perf_counter() - t < 10.0
+    assert 0.0 < eps < 0.02
+
+
+test_runtime_one_million_users = pytest.mark.slow(test_runtime_one_million_users)
+
+
+# ----------------------------------------------------------------------------- (c) bad input
+def test_bad_options():
+    prof = BudgetProfile.identical(n=10, eps0=1.0)
+    with pytest.raises(ValueError, match="clone must be one of"):
+        BOUND.eps(profile=prof, delta=1e-6, clone="weird")
+    with pytest.raises(ValueError, match="tol must be in"):
+        BOUND.delta(profile=prof, eps=0.5, tol=-1.0)
+    with pytest.raises(ValueError, match="rel_step must be in"):
+        BOUND.delta(profile=prof, eps=0.5, rel_step=0.5)
+    with pytest.raises(ValueError, match="eps must be finite and >= 0"):
+        clones_delta(profile=prof, eps=-1.0)
+    with pytest.raises(ParameterRegimeError, match="max_points"):
+        clone_pair(BudgetProfile.identical(n=10_000, eps0=1.0), max_points=100)
+
+
+# ----------------------------------------------------------------------------- (d) contract
+@pytest.mark.parametrize("name", list_bounds())
+def test_contract_every_registered_bound(name):
+    bound = get_bound(name)
+    prof = BudgetProfile.identical(n=2000, eps0=1.0)
+    assert bound.info.kind in KIND_LABELS
+    try:
+        res = bound.evaluate(profile=prof, delta=1e-6)
+    except ParameterRegimeError:
+        return
+    assert 0.0 <= res.eps <= 1.0 + 1e-9 or bound.info.kind == "approximate"
+    assert res.method == name
+    d1 = bound.delta(profile=prof, eps=0.2)
+    d2 = bound.delta(profile=prof, eps=0.4)
+    assert 0.0 <= d2 <= d1 <= 1.0
