@@ -195,6 +195,11 @@ _COUNT_CACHE: OrderedDict[tuple, CloneCount] = OrderedDict()
 _CACHE_SIZE = 32
 
 
+def clear_cache() -> None:
+    """Empty the clone-count cache (for cold-start timings)."""
+    _COUNT_CACHE.clear()
+
+
 def profile_digest(profile: BudgetProfile) -> str:
     """Content hash of a profile's arrays (cache key), computed once per profile object."""
     d = _DIGESTS.get(profile)
