@@ -7,8 +7,13 @@ calling :func:`register_bound` plus one import line here.
 from __future__ import annotations
 
 from shuffledp.bounds import (
+    blanket,  # noqa: F401  (registers "blanket_hoeffding", "blanket_bennett")
     clones,  # noqa: F401  (registers "clones")
+    efmrtt19,  # noqa: F401  (registers "efmrtt19")
+    fmt21,  # noqa: F401  (registers "fmt21_closed", "fmt21_numerical")
+    fmt23,  # noqa: F401  (registers "fmt23_closed", "fmt23_numerical")
     gdp_paper,  # noqa: F401  (registers "gdp")
+    liu23,  # noqa: F401  (registers "liu23_personalized")
     rr_exact,  # noqa: F401  (registers "rr_exact")
 )
 from shuffledp.bounds.base import KIND_LABELS, Bound, BoundInfo, BoundResult, Kind
