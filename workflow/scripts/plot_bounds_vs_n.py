@@ -29,6 +29,18 @@ def main(*, inputs, outputs, params, log=None):
                 continue
             style = method_style(method, m["kind"].iloc[0], methods)
             ax.plot(m["n"], m["eps"], **style)
+        if "below_lower" in sub:
+            bad = sub[sub["below_lower"].astype(str) == "True"]
+            ax.scatter(
+                bad["n"],
+                bad["eps"],
+                s=60,
+                facecolors="none",
+                edgecolors="red",
+                linewidths=1.2,
+                zorder=5,
+                label="approx. below exact lower bound",
+            )
         ax.axhline(eps0, color="0.5", lw=0.8, ls="-.", label="local eps0 (no amplification)")
         ax.set_xscale("log")
         ax.set_yscale("log")
