@@ -47,6 +47,8 @@ def _check_config():
     used = list(config["personalized"]["profiles"]) + [config["runtime"]["profile"]]
     for section in ("mean_estimation", "frequency_estimation"):
         used += list(config.get(section, {}).get("profiles", []))
+    if config["sgd"].get("profile", "identical") != "identical":
+        used.append(config["sgd"]["profile"])
     missing = sorted({p for p in used if p not in config["profiles"]})
     if missing:
         raise ValueError(

@@ -1,0 +1,433 @@
+"""Central privacy of T rounds of shuffled PLDP-SGD, and calibration of the local budgets.
+
+One round: every user i (one training record) reports ``R_i(clip(grad_i))``, an
+``(eps_i, delta_i)``-LDP randomization of its clipped gradient at the current model; the
+shuffler permutes the n reports and the server averages them.  Neighbouring datasets differ
+by *replacing* one record (the victim).  The model of round t depends on the earlier rounds'
+outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
+
+``gdp`` (kind ``approximate``) -- the paper's bound, Chen, Cao, Ge, AAAI 2024 (arXiv
+    2312.14388), main theorem: one round is (approximately) ``mu``-GDP with ``mu`` =
+    :func:`shuffledp.bounds.gdp_paper.paper_mu` of the round's budget profile; T rounds are
+    ``sqrt(T) mu``-GDP by the GDP composition theorem (Dong, Roth, Su, JRSS-B 2022, Cor. 3.3,
+    which holds adaptively).  ``eps`` from :func:`shuffledp.gdp.gdp_eps`.  It inherits the
+    central-limit approximation of the per-round formula: *not* a guarantee.
+
+``clones`` (kind ``upper``) -- rigorous.  For a fixed model, the round is a shuffled protocol
+    whose output is a post-processing of the clone-reduction pair (P, Q) of
+    :func:`shuffledp.bounds.clones.clone_pair` (Feldman, McMillan, Talwar, FOCS 2021,
+    arXiv 2012.12803, Theorem 3.2 and Appendix E: the shuffled output on the neighbouring
+    datasets is obtained from P, resp. Q, by one common randomized map).  So (P, Q)
+    dominates the round in the sense of trade-off functions, for *every* model; by the
+    adaptive composition theorem of f-DP (Dong, Roth, Su 2022, Theorem 3.2) T rounds are
+    dominated by (P^T, Q^T), whose hockey-stick divergence is computed exactly up to
+    discretisation by composing the privacy loss distribution (PLD) of (P, Q) with itself
+    T times (dp_accounting, ``PrivacyLossDistribution.self_compose``).  The pair is mirror
+    symmetric (``Q_c(a) = P_c(c+1-a)``), so one PLD serves both directions
+    (``symmetric=True``).
+
+    Discretisation is *pessimistic*: every privacy loss ``L = log(p/q)`` is rounded **up** to
+    the grid ``k * discretization`` (``k = ceil(L / discretization)``); the mass the pair
+    leaves out (``tail_mass``: truncated clone counts, the victim's delta_v, round-off) is
+    put at loss ``+inf``; the composition's truncated tails too (dp_accounting's pessimistic
+    mode).  Rounding losses up can only raise ``E_P[(1 - e^{eps - L_1 - ... - L_T})_+]``, so
+    the result is an upper bound; its excess is at most ``T * discretization`` in eps.
+
+    Validity (which randomizers): the ``standard`` clones hold for every pure
+    ``eps_0``-LDP randomizer shared by all users (FMT21 Thm 3.2): here the
+    :class:`~shuffledp.sgd.randomizers.DuchiRandomizer` with *identical* budgets.  Not
+    covered, so :class:`~shuffledp.errors.ParameterRegimeError` is raised:
+    (i) ``clone="stronger"`` (FMT23 with Errata: a restricted class, randomized response;
+    the Duchi and Gaussian randomizers are not in it); (ii) personalized budgets: different
+    users then run *different* randomizers (different noise radii or scales), and the
+    decomposition of user j's report into clones of the *victim's* report, which the
+    reduction needs, does not hold for them (e.g. Gaussians of different variances have
+    unbounded density ratio); (iii) the Gaussian randomizer (approximate LDP): the clone
+    decomposition needs pure LDP; FMT21's extension to (eps_0, delta_0)-LDP randomizers
+    (their Theorem 3.8, an extra term proportional to n delta_0 per round) is not implemented
+    here.
+
+``local`` (kind ``upper``) -- the local-only reference, no amplification: the victim's own T
+    reports, a post-processing-free view of the protocol (the others' reports are
+    independent of the victim's record).  Pure eps_0-LDP rounds are each dominated by binary
+    randomized response with parameter eps_0 (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1),
+    composed by PLD (T-fold, exact up to pessimistic discretisation); Gaussian rounds are
+    exactly ``mu_0``-GDP (``mu_0 = 2C/sigma``), T rounds ``sqrt(T) mu_0``-GDP.  The worst user
+    (largest eps_i, delta_i) is the victim.
+
+Calibration (:func:`calibrate_scale`): the per-round profile is ``base.scaled(s)``
+(``eps_i = s * base_eps_i``, deltas fixed); the largest ``s`` whose T-round eps at the
+target delta is at most the target eps is found by bisection with the shared inversion
+:func:`shuffledp.numerics.invert_monotone` (``side="lower"``: the returned s satisfies the
+target), and the achieved eps is re-evaluated and checked.
+
+>>> from shuffledp import BudgetProfile
+>>> prof = BudgetProfile.identical(n=1000, eps0=2.0)
+>>> e1 = rounds_epsilon(method="gdp", profile=prof, rounds=1, delta=1e-5, randomizer="duchi")
+>>> e4 = rounds_epsilon(method="gdp", profile=prof, rounds=4, delta=1e-5, randomizer="duchi")
+>>> e1 < e4 < 4 * e1
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.gdp import gdp_delta, gdp_eps
+from shuffledp.numerics import invert_monotone
+from shuffledp.params import BudgetProfile
+from shuffledp.sgd.randomizers import RANDOMIZERS, GaussianRandomizer
+
+__all__ = [
+    "SGD_METHODS",
+    "METHOD_KIND",
+    "Calibration",
+    "round_clone_pair",
+    "pld_from_pair",
+    "rounds_pld",
+    "rounds_epsilon",
+    "rounds_delta",
+    "check_applicable",
+    "calibrate_scale",
+]
+
+SGD_METHODS = ("gdp", "clones", "local")
+METHOD_KIND: Mapping[str, str] = {"gdp": "approximate", "clones": "upper", "local": "upper"}
+#: Default PLD grid of privacy losses (pessimistic rounding; eps excess <= T * this).
+DISCRETIZATION = 1e-4
+#: Default truncation of the clone pair (its mass is charged at loss +inf).
+PAIR_TOL = 1e-12
+
+
+def _check_method(method: str) -> None:
+    if method not in SGD_METHODS:
+        raise ValueError(f"method must be one of {list(SGD_METHODS)}, got {method!r}")
+
+
+def _check_rounds(rounds: int) -> int:
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    return int(rounds)
+
+
+def _check_randomizer(randomizer: str) -> type:
+    try:
+        return RANDOMIZERS[randomizer]
+    except KeyError:
+        raise ValueError(
+            f"randomizer must be one of {sorted(RANDOMIZERS)}, got {randomizer!r}"
+        ) from None
+
+
+def _check_discretization(discretization: float) -> None:
+    if not (isinstance(discretization, (int, float)) and 0 < discretization <= 0.1):
+        raise ValueError(f"discretization must be in (0, 0.1], got {discretization!r}")
+
+
+def check_applicable(
+    *, method: str, profile: BudgetProfile, randomizer: str, clone: str = "standard"
+) -> None:
+    """Raise :class:`ParameterRegimeError` when ``method`` is not proven for this setting
+    (see the module docstring), ``ValueError`` for bad names."""
+    _check_method(method)
+    cls = _check_randomizer(randomizer)
+    if cls.pure and not profile.is_pure:
+        raise ValueError(
+            f"randomizer {randomizer!r} is pure LDP: every delta_i must be 0, got max "
+            f"{profile.delta_max:g}"
+        )
+    if not cls.pure and not np.all(profile.delta > 0):
+        raise ValueError(f"randomizer {randomizer!r} needs every delta_i > 0")
+    if method != "clones":
+        return
+    if clone not in ("standard", "stronger"):
+        raise ValueError(f"clone must be 'standard' or 'stronger', got {clone!r}")
+    if clone not in cls.clone_kinds:
+        raise ParameterRegimeError(
+            f"clones: the {clone!r} clone decomposition is not proven for the {randomizer!r} "
+            f"randomizer (proven: {list(cls.clone_kinds) or 'none'}; the approximate-LDP "
+            "extension FMT21 Thm 3.8 is not implemented)"
+        )
+    if not profile.is_identical:
+        raise ParameterRegimeError(
+            "clones: the clone reduction for SGD needs one randomizer shared by all users "
+            "(identical budgets); personalized budgets give per-user randomizers whose "
+            "reports are not mixtures of the victim's"
+        )
+
+
+# --------------------------------------------------------------------------- PLD pieces
+def round_clone_pair(
+    profile: BudgetProfile, *, clone: str = "standard", tol: float = PAIR_TOL
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """Adapter: the per-round dominating pair ``(p, q, tail_mass)`` of the clone reduction.
+
+    Interface: ``p``, ``q`` are non-negative sub-probability vectors on a common finite
+    support (the victim on x^0 / x^1), both missing the mass ``tail_mass``, which the caller
+    charges at privacy loss +inf.  Implemented by :func:`shuffledp.bounds.clones.clone_pair`.
+    """
+    from shuffledp.bounds.clones import clone_pair
+
+    return clone_pair(profile, clone=clone, tol=tol)
+
+
+def pld_from_pair(
+    p: NDArray[np.float64],
+    q: NDArray[np.float64],
+    tail_mass: float,
+    *,
+    discretization: float = DISCRETIZATION,
+):
+    """Pessimistic, symmetric dp_accounting PLD of the pair (P, Q) (losses rounded up).
+
+    ``infinity_mass = max(tail_mass, 1 - sum(p))`` plus the mass of outcomes with q = 0.
+
+    >>> pld = pld_from_pair(np.array([0.75, 0.25]), np.array([0.25, 0.75]), 0.0)
+    >>> d = float(pld.get_delta_for_epsilon(0.0))  # TV = 0.5, rounded up (pessimistic)
+    >>> 0.5 <= d < 0.5001
+    True
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    _check_discretization(discretization)
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    if p.shape != q.shape or p.ndim != 1:
+        raise ValueError(f"p and q must be 1-D of equal length, got {p.shape} and {q.shape}")
+    if np.any(p < 0) or np.any(q < 0):
+        raise ValueError("p and q must be non-negative")
+    live = p > 0
+    only_p = live & (q <= 0)
+    both = live & (q > 0)
+    loss = np.log(p[both]) - np.log(q[both])
+    k = np.ceil(loss / discretization - 1e-12).astype(np.int64)  # round up (pessimistic)
+    k0 = int(k.min()) if k.size else 0
+    mass = np.bincount(k - k0, weights=p[both])
+    inf_mass = float(p[only_p].sum()) + max(float(tail_mass), 1.0 - float(p.sum()))
+    inf_mass = min(max(inf_mass, 0.0), 1.0)
+    rounded = {int(i + k0): float(m) for i, m in enumerate(mass) if m > 0}
+    return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
+        rounded, inf_mass, discretization, pessimistic_estimate=True
+    )
+
+
+def _rr_pair(eps0: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    e = 1.0 / (1.0 + math.exp(-eps0))  # e^eps0 / (1 + e^eps0)
+    return np.array([e, 1.0 - e]), np.array([1.0 - e, e])
+
+
+def rounds_pld(
+    *,
+    method: str,
+    profile: BudgetProfile,
+    rounds: int,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+    tol: float = PAIR_TOL,
+):
+    """The T-fold composed pessimistic PLD for ``clones`` or (pure) ``local``."""
+    t = _check_rounds(rounds)
+    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
+    if method == "clones":
+        p, q, tail = round_clone_pair(profile, clone=clone, tol=tol)
+    elif method == "local" and RANDOMIZERS[randomizer].pure:
+        p, q = _rr_pair(profile.eps_max)
+        tail = 0.0
+    else:
+        raise ValueError(f"no PLD for method {method!r} with randomizer {randomizer!r}")
+    pld = pld_from_pair(p, q, tail, discretization=discretization)
+    return pld if t == 1 else pld.self_compose(t)
+
+
+def _total_mu(method: str, profile: BudgetProfile, rounds: int) -> float:
+    from shuffledp.bounds.gdp_paper import paper_mu
+
+    if method == "gdp":
+        mu = paper_mu(profile)
+    else:  # local, Gaussian: the worst user's own exact GDP
+        mu = float(np.max(GaussianRandomizer(clip=1.0).local_mu(profile.eps, profile.delta)))
+    return math.sqrt(rounds) * mu
+
+
+def _uses_gdp(method: str, randomizer: str) -> bool:
+    return method == "gdp" or (method == "local" and not RANDOMIZERS[randomizer].pure)
+
+
+def rounds_epsilon(
+    *,
+    method: str,
+    profile: BudgetProfile,
+    rounds: int,
+    delta: float,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+) -> float:
+    """Central eps at ``delta`` after ``rounds`` rounds with per-round budgets ``profile``.
+
+    ``clones``/``local`` are upper bounds (pessimistic PLD); ``gdp`` is the approximation.
+    """
+    t = _check_rounds(rounds)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
+    if _uses_gdp(method, randomizer):
+        return gdp_eps(delta, _total_mu(method, profile, t), side="upper")
+    pld = rounds_pld(
+        method=method,
+        profile=profile,
+        rounds=t,
+        randomizer=randomizer,
+        clone=clone,
+        discretization=discretization,
+    )
+    return max(float(pld.get_epsilon_for_delta(delta)), 0.0)
+
+
+def rounds_delta(
+    *,
+    method: str,
+    profile: BudgetProfile,
+    rounds: int,
+    eps: float,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+) -> float:
+    """Central delta at ``eps`` after ``rounds`` rounds (same conventions as above)."""
+    t = _check_rounds(rounds)
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
+    if _uses_gdp(method, randomizer):
+        return float(gdp_delta(eps, _total_mu(method, profile, t)))
+    pld = rounds_pld(
+        method=method,
+        profile=profile,
+        rounds=t,
+        randomizer=randomizer,
+        clone=clone,
+        discretization=discretization,
+    )
+    return min(float(pld.get_delta_for_epsilon(eps)), 1.0)
+
+
+# --------------------------------------------------------------------------- calibration
+@dataclass(frozen=True)
+class Calibration:
+    """Result of :func:`calibrate_scale`: per-round budgets meeting a central target."""
+
+    method: str
+    kind: str
+    rounds: int
+    target_eps: float
+    delta: float
+    scale: float
+    eps_achieved: float
+    profile: BudgetProfile
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "kind": self.kind,
+            "rounds": self.rounds,
+            "target_eps": self.target_eps,
+            "delta": self.delta,
+            "local_eps_scale": self.scale,
+            "eps_achieved": self.eps_achieved,
+            "local_eps_max": self.profile.eps_max,
+            "local_eps_mean": float(self.profile.eps.mean()),
+            **dict(self.diagnostics),
+        }
+
+
+def calibrate_scale(
+    *,
+    method: str,
+    base: BudgetProfile,
+    rounds: int,
+    eps: float,
+    delta: float,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+    rtol: float = 1e-3,
+    scale_min: float = 1e-3,
+    eps_local_max: float = 30.0,
+) -> Calibration:
+    """Largest common factor s on ``base`` whose T-round eps(delta) is <= ``eps``.
+
+    Bisection on s in ``[scale_min, eps_local_max / max(base.eps)]`` (shared inversion,
+    relative tolerance ``rtol``, the returned end satisfies the target).  Raises
+    :class:`ParameterRegimeError` when even ``scale_min`` misses the target, and returns the
+    upper end of the range when even that meets it (diagnostic ``capped``).
+
+    >>> from shuffledp import BudgetProfile
+    >>> base = BudgetProfile.identical(n=500, eps0=1.0)
+    >>> cal = calibrate_scale(method="gdp", base=base, rounds=10, eps=2.0, delta=1e-5,
+    ...                       randomizer="duchi")
+    >>> cal.eps_achieved <= 2.0, round(cal.scale, 1)
+    (True, 1.7)
+    """
+    t = _check_rounds(rounds)
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps (central target) must be finite and > 0, got {eps!r}")
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    if base.eps_max <= 0:
+        raise ValueError("base profile must have some eps_i > 0")
+    check_applicable(method=method, profile=base, randomizer=randomizer, clone=clone)
+    s_max = eps_local_max / base.eps_max
+
+    def eps_of(s: float) -> float:
+        return rounds_epsilon(
+            method=method,
+            profile=base.scaled(s),
+            rounds=t,
+            delta=delta,
+            randomizer=randomizer,
+            clone=clone,
+            discretization=discretization,
+        )
+
+    capped = eps_of(s_max) <= eps
+    if capped:
+        s = s_max
+    else:
+        s = invert_monotone(
+            eps_of,
+            eps,
+            lo=scale_min,
+            hi=min(1.0, s_max),
+            decreasing=False,
+            side="lower",
+            rtol=rtol,
+            atol=1e-9,
+            hi_max=s_max,
+        )
+    achieved = eps_of(s)
+    if achieved > eps:
+        raise ParameterRegimeError(
+            f"{method}: central eps = {eps:g} at delta = {delta:g} after {t} rounds is not "
+            f"reachable with local eps >= {scale_min * base.eps_max:g} (got {achieved:.4g})"
+        )
+    return Calibration(
+        method=method,
+        kind=METHOD_KIND[method],
+        rounds=t,
+        target_eps=float(eps),
+        delta=float(delta),
+        scale=float(s),
+        eps_achieved=float(achieved),
+        profile=base.scaled(s),
+        diagnostics={"capped": bool(capped)},
+    )

@@ -1,0 +1,220 @@
+"""Local randomizers for clipped gradients (one report per user per round).
+
+Every user clips its gradient to L2 norm ``clip`` = C, so its input lies in the ball
+``B(0, C)``; under *replacement* of the user's record two inputs differ by at most ``2C`` in
+L2 norm (the sensitivity).  Budgets are per user: ``eps[i]`` (and ``delta[i]``) for row i.
+
+:class:`GaussianRandomizer` -- ``(eps_i, delta_i)``-LDP, delta_i > 0.
+    Adds ``N(0, sigma_i^2 I)``.  Calibration: the analytic Gaussian mechanism of Balle & Wang,
+    "Improving the Gaussian Mechanism for Differential Privacy", ICML 2018, Theorem 8: with L2
+    sensitivity Delta it is (eps, delta)-DP iff
+    ``Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)
+    <= delta``.  That left side is the mu-GDP profile (Dong, Roth, Su 2022, Cor. 2.13) at
+    ``mu = Delta / sigma``, so ``sigma_i = 2C / mu_i`` with ``mu_i`` =
+    :func:`shuffledp.gdp.gdp_mu_from_eps_delta` ``(eps_i, delta_i)`` (the shared inversion,
+    returned on the side that keeps delta(eps) <= delta_i, i.e. sigma rounded up).
+    The mechanism is *exactly* ``mu_i``-GDP for the user's own data (used by the local-only
+    reference accounting).
+
+:class:`DuchiRandomizer` -- pure ``eps_i``-LDP, eps_i > 0.
+    The L2-ball mechanism of Duchi, Jordan, Wainwright, "Minimax Optimal Procedures for
+    Locally Private Estimation", JASA 113 (2018), Section 4.2.3 (arXiv 1604.02390):
+    with ``u = x/||x||`` (a uniformly random direction if x = 0), set ``v = +u`` with
+    probability ``1/2 + ||x||/(2C)`` else ``-u``; draw ``z`` uniformly on the unit sphere, in
+    the half ``<z, v> > 0`` with probability ``pi = e^eps/(1+e^eps)``, else in the other half;
+    report ``B z`` with
+
+        B = C (e^eps + 1)/(e^eps - 1) * sqrt(pi) Gamma((d+1)/2) / Gamma(d/2).
+
+    Unbiased: ``E[z | v] = (2 pi - 1) c_d v`` with ``c_d = E|z_1| = Gamma(d/2) /
+    (sqrt(pi) Gamma((d+1)/2))`` and ``E[v] = x/C``, so ``E[B z] = x``.  Privacy: the output
+    density on the sphere of radius B is a mixture over the sign of terms
+    ``pi * 2/|S|`` or ``(1-pi) * 2/|S|``, so it lies in ``[(1-pi), pi] * 2/|S|`` for *every*
+    input in the ball: the ratio for any two inputs is at most ``e^eps``.
+
+Which shuffle analyses hold (see :mod:`shuffledp.sgd.accounting`): both are valid inputs for
+the paper's GDP approximation; the standard clones of Feldman, McMillan, Talwar (FOCS 2021)
+are proven for pure eps_0-LDP randomizers, i.e. :class:`DuchiRandomizer` with identical
+budgets (``clone_kinds = ("standard",)``).  The stronger clones (SODA 2023 with Errata) cover
+a restricted class (binary/k-ary randomized response) that contains neither randomizer.
+
+>>> import torch
+>>> r = DuchiRandomizer(clip=1.0)
+>>> round(r.radius(eps=1.0, d=2), 4)
+3.3991
+>>> g = torch.Generator().manual_seed(0)
+>>> out = r.randomize(torch.zeros(3, 2), eps=torch.ones(3), generator=g)
+>>> torch.allclose(out.norm(dim=1), torch.full((3,), 3.3991), atol=1e-4)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import torch
+from numpy.typing import ArrayLike, NDArray
+
+from shuffledp.gdp import gdp_mu_from_eps_delta
+
+__all__ = [
+    "clip_rows",
+    "GaussianRandomizer",
+    "DuchiRandomizer",
+    "RANDOMIZERS",
+    "make_randomizer",
+]
+
+
+def clip_rows(g: torch.Tensor, clip: float, *, inplace: bool = False) -> torch.Tensor:
+    """Scale each row to L2 norm at most ``clip``: ``g_i * min(1, clip / ||g_i||)``.
+
+    ``inplace=True`` overwrites ``g`` (saves one (n, d) allocation)."""
+    if not (math.isfinite(clip) and clip > 0):
+        raise ValueError(f"clip must be finite and > 0, got {clip!r}")
+    norms = g.norm(dim=1, keepdim=True)
+    factor = torch.clamp(clip / torch.clamp(norms, min=1e-30), max=1.0)
+    return g.mul_(factor) if inplace else g * factor
+
+
+def _check_clip(clip: float) -> None:
+    if not (isinstance(clip, (int, float)) and math.isfinite(clip) and clip > 0):
+        raise ValueError(f"clip must be finite and > 0, got {clip!r}")
+
+
+def _as_rows(values: torch.Tensor | ArrayLike, n: int, name: str) -> NDArray[np.float64]:
+    arr = np.asarray(values.cpu() if isinstance(values, torch.Tensor) else values, dtype=float)
+    arr = np.broadcast_to(arr, (n,)) if arr.ndim == 0 or arr.size == 1 else arr
+    if arr.shape != (n,):
+        raise ValueError(
+            f"{name} must be a scalar or have one entry per row ({n}), got {arr.shape}"
+        )
+    return np.ascontiguousarray(arr)
+
+
+@dataclass(frozen=True)
+class GaussianRandomizer:
+    """``g + N(0, sigma_i^2 I)`` with analytic calibration (Balle & Wang 2018, Thm 8)."""
+
+    clip: float
+    name: ClassVar[str] = "gaussian"
+    pure: ClassVar[bool] = False
+    clone_kinds: ClassVar[tuple[str, ...]] = ()
+    citation: ClassVar[str] = "Balle, Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism)"
+
+    def __post_init__(self) -> None:
+        _check_clip(self.clip)
+
+    @property
+    def sensitivity(self) -> float:
+        """L2 sensitivity under replacement of the clipped gradient: 2C."""
+        return 2.0 * self.clip
+
+    def local_mu(self, eps: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
+        """mu_i with Delta/sigma_i = mu_i: the user's report is exactly mu_i-GDP."""
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        d = np.broadcast_to(np.asarray(delta, dtype=float), e.shape)
+        if np.any(d <= 0) or np.any(d >= 1):
+            raise ValueError(f"delta must be in (0, 1) for the Gaussian randomizer, got {delta!r}")
+        if np.any(~np.isfinite(e) | (e < 0)):
+            raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+        pairs, inverse = np.unique(np.stack([e, d], axis=1), axis=0, return_inverse=True)
+        mus = np.array([gdp_mu_from_eps_delta(float(a), float(b)) for a, b in pairs])
+        return mus[np.asarray(inverse).ravel()]
+
+    def sigma(self, eps: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
+        """Per-user noise standard deviation sigma_i = 2C / mu_i."""
+        return self.sensitivity / self.local_mu(eps, delta)
+
+    def randomize(
+        self,
+        g: torch.Tensor,
+        *,
+        eps: torch.Tensor | ArrayLike,
+        delta: torch.Tensor | ArrayLike,
+        generator: torch.Generator,
+    ) -> torch.Tensor:
+        """Reports ``g_i + sigma_i N(0, I)``; ``g`` must already be clipped to ``clip``."""
+        n = g.shape[0]
+        sig = self.sigma(_as_rows(eps, n, "eps"), _as_rows(delta, n, "delta"))
+        noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
+        return noise.mul_(torch.as_tensor(sig, dtype=g.dtype).unsqueeze(1)).add_(g)
+
+
+@dataclass(frozen=True)
+class DuchiRandomizer:
+    """Duchi, Jordan, Wainwright (2018) L2-ball mechanism: pure eps-LDP, unbiased."""
+
+    clip: float
+    name: ClassVar[str] = "duchi"
+    pure: ClassVar[bool] = True
+    clone_kinds: ClassVar[tuple[str, ...]] = ("standard",)
+    citation: ClassVar[str] = "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3 (L2 ball)"
+
+    def __post_init__(self) -> None:
+        _check_clip(self.clip)
+
+    @property
+    def sensitivity(self) -> float:
+        """Inputs lie in the ball of radius C; pure LDP holds for any two of them."""
+        return 2.0 * self.clip
+
+    def radius(self, *, eps: float | NDArray[np.float64], d: int) -> NDArray | float:
+        """B = C (e^eps+1)/(e^eps-1) sqrt(pi) Gamma((d+1)/2)/Gamma(d/2) (norm of a report)."""
+        e = np.asarray(eps, dtype=float)
+        if np.any(~np.isfinite(e) | (e <= 0)):
+            raise ValueError(f"eps must be finite and > 0 for the Duchi randomizer, got {eps!r}")
+        if d < 1:
+            raise ValueError(f"d must be >= 1, got {d!r}")
+        geo = math.exp(0.5 * math.log(math.pi) + math.lgamma((d + 1) / 2) - math.lgamma(d / 2))
+        out = self.clip / np.tanh(e / 2.0) * geo  # (e^eps+1)/(e^eps-1) = coth(eps/2)
+        return float(out) if out.ndim == 0 else out
+
+    def randomize(
+        self,
+        g: torch.Tensor,
+        *,
+        eps: torch.Tensor | ArrayLike,
+        generator: torch.Generator,
+        delta: torch.Tensor | ArrayLike | None = None,
+    ) -> torch.Tensor:
+        """Reports ``B_i z_i`` (see the module docstring); ``g`` must be clipped to ``clip``.
+
+        ``delta`` is ignored (pure LDP) and accepted for a common call signature.
+        """
+        n, d = g.shape
+        e = _as_rows(eps, n, "eps")
+        big_b = torch.as_tensor(np.atleast_1d(self.radius(eps=e, d=d)), dtype=g.dtype)
+        norms = g.norm(dim=1)
+        p_plus = torch.clamp(0.5 + norms / (2.0 * self.clip), 0.0, 1.0)
+        s = torch.where(torch.rand(n, generator=generator, dtype=g.dtype) < p_plus, 1.0, -1.0)
+        z = torch.randn(g.shape, generator=generator, dtype=g.dtype)
+        z.div_(z.norm(dim=1, keepdim=True))
+        # sign <z, v> with v = s u, u = g/||g||; in place, no (n, d) temporaries.
+        dots = torch.einsum("ij,ij->i", z, g)
+        zero = norms <= 0
+        if bool(zero.any()):  # x = 0: u is a uniformly random direction
+            w = torch.randn((int(zero.sum()), d), generator=generator, dtype=g.dtype)
+            dots[zero] = torch.einsum("ij,ij->i", z[zero], w)
+        side = torch.sign(dots) * s
+        side = torch.where(side == 0, 1.0, side)
+        pi = torch.as_tensor(1.0 / (1.0 + np.exp(-e)), dtype=g.dtype)  # e^eps / (1 + e^eps)
+        same_side = torch.rand(n, generator=generator, dtype=g.dtype) < pi
+        flip = torch.where(same_side, side, -side)  # make sign(<z, v>) = +1 iff same_side
+        return z.mul_((flip * big_b).unsqueeze(1))
+
+
+#: Randomizers by config name.
+RANDOMIZERS: dict[str, type] = {"gaussian": GaussianRandomizer, "duchi": DuchiRandomizer}
+
+
+def make_randomizer(name: str, *, clip: float) -> GaussianRandomizer | DuchiRandomizer:
+    """The randomizer registered as ``name`` with clipping norm ``clip``."""
+    try:
+        cls = RANDOMIZERS[name]
+    except KeyError:
+        raise ValueError(f"randomizer must be one of {sorted(RANDOMIZERS)}, got {name!r}") from None
+    return cls(clip=clip)

@@ -1,0 +1,189 @@
+"""T-round accounting of shuffled SGD and calibration of the local budgets."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
+from shuffledp.gdp import gdp_eps
+from shuffledp.sgd.accounting import (
+    SGD_METHODS,
+    calibrate_scale,
+    pld_from_pair,
+    round_clone_pair,
+    rounds_delta,
+    rounds_epsilon,
+)
+
+DELTA = 1e-5
+PROF = BudgetProfile.identical(n=1000, eps0=2.0)
+
+
+# (a) reference values -------------------------------------------------------------------
+def test_one_round_clones_equals_the_registered_bound():
+    # T = 1: the pessimistic PLD of the clone pair is the single-round clones bound
+    # (standard clones, FMT21 Thm 3.2), up to the discretisation (rounded up).
+    for eps0 in (1.0, 3.0):
+        prof = BudgetProfile.identical(n=1000, eps0=eps0)
+        single = get_bound("clones").eps(profile=prof, delta=DELTA, clone="standard")
+        composed = rounds_epsilon(
+            method="clones",
+            profile=prof,
+            rounds=1,
+            delta=DELTA,
+            randomizer="duchi",
+            discretization=1e-4,
+        )
+        assert single - 1e-6 <= composed <= single + 2e-4
+
+
+def test_one_round_gdp_equals_the_registered_bound():
+    single = get_bound("gdp").eps(profile=PROF, delta=DELTA)
+    assert rounds_epsilon(
+        method="gdp", profile=PROF, rounds=1, delta=DELTA, randomizer="duchi"
+    ) == pytest.approx(single, rel=1e-9)
+
+
+def test_gdp_composition_is_sqrt_t():
+    from shuffledp.bounds.gdp_paper import paper_mu
+
+    e = rounds_epsilon(method="gdp", profile=PROF, rounds=16, delta=DELTA, randomizer="duchi")
+    assert e == pytest.approx(gdp_eps(DELTA, 4.0 * paper_mu(PROF)), rel=1e-9)
+
+
+def test_local_pure_one_round_is_eps0_and_composition_matches_rr():
+    # One eps0-LDP report: delta(eps) = 0 for eps >= eps0, so eps(delta) = eps0 (+ grid).
+    assert rounds_epsilon(
+        method="local", profile=PROF, rounds=1, delta=DELTA, randomizer="duchi"
+    ) == pytest.approx(2.0, abs=2e-4)
+    # Two rounds of RR(eps0): delta(0) = TV of the product pair, computed by hand.
+    e = 1 / (1 + math.exp(-2.0))
+    p = np.array([e * e, e * (1 - e), (1 - e) * e, (1 - e) ** 2])
+    tv = float(np.maximum(p - p[::-1], 0).sum())
+    d = rounds_delta(method="local", profile=PROF, rounds=2, eps=0.0, randomizer="duchi")
+    assert tv <= d <= tv + 1e-3
+
+
+def test_pld_of_a_pair_is_pessimistic():
+    p, q, tail = round_clone_pair(PROF, clone="standard")
+    pld = pld_from_pair(p, q, tail, discretization=1e-3)
+    from shuffledp.numerics import hockey_stick
+
+    for eps in (0.0, 0.2, 0.5):
+        assert pld.get_delta_for_epsilon(eps) >= hockey_stick(p, q, eps) + tail - 1e-12
+
+
+# (b) invariants -------------------------------------------------------------------------
+@pytest.mark.parametrize("method", SGD_METHODS)
+def test_more_rounds_never_lower_eps(method):
+    eps = [
+        rounds_epsilon(method=method, profile=PROF, rounds=t, delta=DELTA, randomizer="duchi")
+        for t in (1, 2, 5, 20)
+    ]
+    assert all(a <= b + 1e-9 for a, b in zip(eps, eps[1:], strict=False))
+
+
+def test_clones_below_local_only():
+    for t in (1, 10):
+        c = rounds_epsilon(method="clones", profile=PROF, rounds=t, delta=DELTA, randomizer="duchi")
+        loc = rounds_epsilon(
+            method="local", profile=PROF, rounds=t, delta=DELTA, randomizer="duchi"
+        )
+        assert c <= loc + 1e-9
+
+
+@pytest.mark.parametrize("method", SGD_METHODS)
+def test_calibration_meets_the_target(method):
+    base = BudgetProfile.identical(n=1000, eps0=1.0)
+    cal = calibrate_scale(
+        method=method, base=base, rounds=10, eps=3.0, delta=DELTA, randomizer="duchi", rtol=1e-3
+    )
+    assert cal.eps_achieved <= 3.0
+    assert cal.eps_achieved >= 3.0 * 0.95  # the bisection did not stop far below
+    assert cal.profile.eps_max == pytest.approx(cal.scale)
+    assert cal.kind == ("approximate" if method == "gdp" else "upper")
+
+
+def test_calibration_orders_the_methods():
+    base = BudgetProfile.identical(n=1000, eps0=1.0)
+    scales = {
+        m: calibrate_scale(
+            method=m, base=base, rounds=20, eps=4.0, delta=DELTA, randomizer="duchi"
+        ).scale
+        for m in SGD_METHODS
+    }
+    assert scales["local"] < scales["clones"]
+
+
+def test_gaussian_local_and_gdp():
+    prof = BudgetProfile.identical(n=1000, eps0=2.0, delta0=1e-8)
+    loc = rounds_epsilon(method="local", profile=prof, rounds=4, delta=DELTA, randomizer="gaussian")
+    g = rounds_epsilon(method="gdp", profile=prof, rounds=4, delta=DELTA, randomizer="gaussian")
+    assert g < loc
+
+
+def test_personalized_profile_gdp_works():
+    prof = BudgetProfile.uniform(n=500, low=0.5, high=2.0, rng=np.random.default_rng(0))
+    assert rounds_epsilon(method="gdp", profile=prof, rounds=5, delta=DELTA, randomizer="duchi") > 0
+
+
+# (c) bad input and regimes --------------------------------------------------------------
+def test_clones_outside_its_validity_region():
+    gauss = BudgetProfile.identical(n=100, eps0=1.0, delta0=1e-8)
+    with pytest.raises(ParameterRegimeError, match="not proven for the 'gaussian'"):
+        rounds_epsilon(method="clones", profile=gauss, rounds=2, delta=DELTA, randomizer="gaussian")
+    with pytest.raises(ParameterRegimeError, match="'stronger'"):
+        rounds_epsilon(
+            method="clones",
+            profile=PROF,
+            rounds=2,
+            delta=DELTA,
+            randomizer="duchi",
+            clone="stronger",
+        )
+    pers = BudgetProfile.from_arrays([1.0, 2.0, 1.5])
+    with pytest.raises(ParameterRegimeError, match="identical budgets"):
+        rounds_epsilon(method="clones", profile=pers, rounds=2, delta=DELTA, randomizer="duchi")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"rounds": 0}, "rounds must be an integer >= 1"),
+        ({"rounds": 2.5}, "rounds must be an integer >= 1"),
+        ({"delta": 0.0}, "delta must be in"),
+        ({"method": "rdp"}, "method must be one of"),
+        ({"randomizer": "laplace"}, "randomizer must be one of"),
+    ],
+)
+def test_bad_accounting_input(kwargs, match):
+    args = {"method": "clones", "profile": PROF, "rounds": 3, "delta": DELTA, "randomizer": "duchi"}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        rounds_epsilon(**args)
+
+
+def test_bad_calibration_input():
+    with pytest.raises(ValueError, match="eps .central target"):
+        calibrate_scale(method="gdp", base=PROF, rounds=3, eps=0.0, delta=DELTA, randomizer="duchi")
+    with pytest.raises(ValueError, match="every delta_i must be 0"):
+        calibrate_scale(
+            method="gdp",
+            base=BudgetProfile.identical(n=10, eps0=1.0, delta0=1e-9),
+            rounds=3,
+            eps=1.0,
+            delta=DELTA,
+            randomizer="duchi",
+        )
+    with pytest.raises(ParameterRegimeError, match="not reachable"):
+        calibrate_scale(
+            method="local",
+            base=BudgetProfile.identical(n=10, eps0=1.0),
+            rounds=3,
+            eps=1e-4,
+            delta=DELTA,
+            randomizer="duchi",
+        )
