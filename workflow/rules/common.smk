@@ -82,6 +82,39 @@ def profile_specs(names):
     return {name: config["profiles"][name] for name in names}
 
 
+# Estimation experiments (simulations.smk).
+SIMULATION_REFERENCES = ["local_only", "central_laplace"]
+
+
+def simulation_methods(section):
+    """Bounds of an estimation section ("all" = the lead's bound_methods()) plus its
+    references; unknown names fail here, before any job runs."""
+    sec = config[section]
+    methods = bound_methods() if sec["methods"] == "all" else list(sec["methods"])
+    known = shuffledp.list_bounds()
+    unknown = [m for m in methods if m not in known]
+    if unknown:
+        raise ValueError(
+            f"config {section}.methods: unknown bound(s) {unknown}; known bounds: {known}"
+        )
+    bad_opts = sorted(set(sec["bound_options"]) - set(known))
+    if bad_opts:
+        raise ValueError(
+            f"config {section}.bound_options: unknown bound(s) {bad_opts}; known: {known}"
+        )
+    return methods + list(sec["references"])
+
+
+def simulation_data(section):
+    """Input function: the user's CSV when the section's data distribution is csv."""
+
+    def inputs(wildcards):
+        data = config[section]["data"]
+        return {"data": data["csv_path"]} if data["distribution"] == "csv" else {}
+
+    return inputs
+
+
 # Outputs of each experiment (one named target each, see targets.smk).
 EXPERIMENTS = {
     "bounds_vs_n": [
@@ -125,4 +158,6 @@ EXPERIMENTS = {
 
 
 def all_outputs():
-    return ["results/config_used.yaml"] + [p for paths in EXPERIMENTS.values() for p in paths]
+    return ["results/config_used.yaml"] + [
+        p for paths in EXPERIMENTS.values() for p in paths
+    ]

@@ -96,16 +96,16 @@ rule dump_config:
             caption="../report/config.rst",
             category="Configuration",
         ),
-    params:
-        config=config,
     log:
         "logs/dump_config.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=2,
-    conda:
-        "../envs/shuffledp.yaml"
+    params:
+        config=config,
     script:
         "../scripts/dump_config.py"
 
@@ -140,11 +140,11 @@ rule gallery:
         ),
     log:
         "logs/gallery.log",
+    conda:
+        "../envs/shuffledp.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=2,
-    conda:
-        "../envs/shuffledp.yaml"
     shell:
         "mkdir -p docs/figures && for f in {input}; do cp $f docs/figures/; done 2> {log}"

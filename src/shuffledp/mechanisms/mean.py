@@ -1,0 +1,397 @@
+"""Local randomizers of values in [-1, 1] and their shuffled mean estimators.
+
+Every class holds per-user budgets ``eps`` (epsilon_i) and is vectorised over users: user i
+reports ``randomize(x, rng)[i]`` computed from ``x[i]`` and ``eps[i]``.  The estimators use only
+the multiset of reports and the profile (see :mod:`shuffledp.mechanisms.base` for when they
+are unbiased, and for the optional ``labels`` = the budget each user chose to attach).
+
+* :class:`LaplaceMechanism`: ``x_i + Lap(2/eps_i)`` (Dwork, McSherry, Nissim, Smith, TCC 2006,
+  Example 1 / Proposition 1; the L1 sensitivity of x in [-1, 1] is 2).
+* :class:`DuchiMechanism`: Duchi, Jordan, Wainwright's one-bit mechanism (JASA 113, 2018,
+  arXiv 1604.02390, Section 4.2.3, one-dimensional case), in the form of Wang et al., ICDE 2019
+  (arXiv 1907.00782), Algorithm 1.
+* :class:`PiecewiseMechanism`: Wang et al., ICDE 2019, Algorithm 2 (variance: their Lemma 1).
+* :class:`GaussianMechanism`: ``x_i + N(0, sigma_i^2)`` with sigma_i the analytic calibration of
+  Balle & Wang, ICML 2018 (arXiv 1805.06530), Theorem 8 (:func:`analytic_gaussian_sigma`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import log_ndtr, ndtr
+
+from shuffledp.mechanisms.base import (
+    MeanMechanism,
+    as_budgets,
+    check_rng,
+    permutation_variance,
+)
+
+__all__ = [
+    "LaplaceMechanism",
+    "DuchiMechanism",
+    "PiecewiseMechanism",
+    "GaussianMechanism",
+    "gaussian_delta",
+    "analytic_gaussian_sigma",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class _UnbiasedReports(MeanMechanism):
+    """Reports with E[y_i] = x_i and Var[y_i] = a(eps_i) x_i^2 + b(eps_i).
+
+    The estimator is the plain mean of the reports: unbiased for mean(x) for *every* assignment
+    of budgets to users, so it needs neither the assignment nor labels (labels are accepted and
+    ignored).  Variance: ``sum_i (a_i x_i^2 + b_i) / n^2``; unlabelled, averaged over a random
+    assignment, ``(sum_i x_i^2 mean(a) + n mean(b)) / n^2``.
+    """
+
+    def _ab(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        raise NotImplementedError
+
+    def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
+        rep = np.asarray(reports, dtype=np.float64)
+        if rep.ndim != 1 or rep.size != self.n:
+            raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
+        self._check_labels(labels, rep.size)
+        return float(rep.mean())
+
+    def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
+        xv = self.check_values(x)
+        a, b = self._ab()
+        if labelled:
+            return float((a * xv**2 + b).sum() / self.n**2)
+        return float(((xv**2).sum() * a.mean() + self.n * b.mean()) / self.n**2)
+
+
+@dataclass(frozen=True, eq=False)
+class LaplaceMechanism(_UnbiasedReports):
+    """``y_i = x_i + Lap(2 / eps_i)``: pure eps_i-LDP on [-1, 1].
+
+    Source: Dwork, McSherry, Nissim, Smith, TCC 2006, Proposition 1 (Laplace noise of scale
+    sensitivity/eps; here the sensitivity of x in [-1, 1] is 2).  Code names: ``eps`` =
+    epsilon_i, :meth:`scale` = b_i = 2/epsilon_i.  Var[y_i] = 2 b_i^2 = 8 / eps_i^2.
+
+    Blanket mass (Balle et al. CRYPTO 2019): inf_x f_x(y) = exp(-(1+|y|)/b) / (2b), whose
+    integral is exp(-1/b) = e^{-eps_i/2}.
+
+    >>> m = LaplaceMechanism(eps=[1.0, 2.0])
+    >>> m.scale().tolist(), round(m.variance([0.0, 0.0]), 6)
+    ([2.0, 1.0], 2.5)
+    >>> LaplaceMechanism(eps=[1.0, -1.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be finite and > 0, got eps[1] = -1.0
+    """
+
+    name: ClassVar[str] = "laplace"
+    citation: ClassVar[str] = "Dwork, McSherry, Nissim, Smith, TCC 2006, Proposition 1"
+
+    def scale(self) -> NDArray[np.float64]:
+        """Laplace scale b_i = 2 / eps_i."""
+        return 2.0 / self.eps
+
+    def _ab(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return np.zeros(self.n), 2.0 * self.scale() ** 2
+
+    def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        b = self.scale()
+        return np.exp(-np.abs(np.asarray(y) - np.asarray(x)) / b) / (2.0 * b)
+
+    def blanket_mass(self) -> NDArray[np.float64]:
+        return np.exp(-self.eps / 2.0)
+
+    def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+        xv = self.check_values(x)
+        return xv + check_rng(rng).laplace(0.0, 1.0, size=self.n) * self.scale()
+
+
+@dataclass(frozen=True, eq=False)
+class DuchiMechanism(MeanMechanism):
+    """Duchi et al.'s one-bit mechanism: report a bit ``b_i`` in {-1, +1} with
+
+        P(b_i = +1 | x_i) = 1/2 + x_i c_i / 2,   c_i = (e^{eps_i} - 1) / (e^{eps_i} + 1).
+
+    Source: Duchi, Jordan, Wainwright, JASA 113 (2018), arXiv 1604.02390, Section 4.2.3
+    (one-dimensional case), as written by Wang et al., ICDE 2019, Algorithm 1, whose report is
+    ``B_i b_i`` with ``B_i = 1 / c_i = (e^{eps_i}+1)/(e^{eps_i}-1)`` (unbiased per report, and
+    Var = B_i^2 - x_i^2, their Eq. (4)).  Code names: ``eps`` = epsilon (Duchi's alpha),
+    :meth:`bias_factor` = c_i.  Pure eps_i-LDP: the two output probabilities lie in
+    [1/(e^eps+1), e^eps/(e^eps+1)].
+
+    Shuffled estimator.  Only the bit is reported (the magnitude B_i would reveal the budget),
+    so ``E[sum_i b_i | pi] = sum_i x_i c_{pi(i)}`` and, under a random assignment,
+    ``E[sum_i b_i] = n mean(x) mean(c)``: the estimator is ``sum_i b_i / sum_i c_i``, with
+    variance ``[n - sum_i x_i^2 mean(c^2) + S_xx S_cc / (n-1)] / (sum_i c_i)^2``
+    (``S_xx = sum (x_i - mean x)^2``, ``S_cc`` likewise; the last term is the variance over the
+    assignment).  Labelled (users attach eps_i): ``mean_i(b_i / c_i)``, Wang et al.'s
+    estimator, unbiased for every assignment, variance ``sum_i (1/c_i^2 - x_i^2) / n^2``.
+
+    The mechanism is binary randomized response on a randomized rounding of x_i, so the
+    stronger clones (Feldman, McMillan, Talwar, SODA 2023 with Errata) and every binary-RR
+    bound apply (joint convexity over the rounding); blanket mass 2/(e^{eps_i}+1).
+
+    >>> m = DuchiMechanism(eps=[np.log(3.0)] * 4)
+    >>> m.bias_factor().round(6).tolist()
+    [0.5, 0.5, 0.5, 0.5]
+    >>> b = m.randomize(np.ones(4), np.random.default_rng(0))
+    >>> set(b.tolist()) <= {-1, 1}
+    True
+    """
+
+    name: ClassVar[str] = "duchi"
+    citation: ClassVar[str] = (
+        "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3; Wang et al., ICDE 2019, Alg. 1"
+    )
+    randomizer_classes: ClassVar[tuple[str, ...]] = ("binary_rr", "any")
+    clone_kind: ClassVar[str] = "stronger"
+
+    def bias_factor(self, eps: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """c_i = (e^{eps_i}-1)/(e^{eps_i}+1) = tanh(eps_i / 2)."""
+        return np.tanh((self.eps if eps is None else eps) / 2.0)
+
+    def pmf(self, b: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        """P(report = b | x) for b in {-1, +1} (broadcast against ``eps``)."""
+        return 0.5 + 0.5 * np.asarray(b) * np.asarray(x) * self.bias_factor()
+
+    def blanket_mass(self) -> NDArray[np.float64]:
+        return 2.0 / (np.exp(self.eps) + 1.0)
+
+    def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.int8]:
+        xv = self.check_values(x)
+        up = check_rng(rng).random(self.n) < 0.5 * (1.0 + xv * self.bias_factor())
+        return np.where(up, 1, -1).astype(np.int8)
+
+    def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
+        rep = np.asarray(reports)
+        if rep.ndim != 1 or rep.size != self.n:
+            raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
+        if not np.isin(rep, (-1, 1)).all():
+            raise ValueError("duchi reports must be -1 or +1")
+        lab = self._check_labels(labels, rep.size)
+        if lab is None:
+            return float(rep.sum(dtype=np.float64) / self.bias_factor().sum())
+        return float((rep / self.bias_factor(lab)).mean())
+
+    def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
+        xv = self.check_values(x)
+        c = self.bias_factor()
+        if labelled:
+            return float((1.0 / c**2 - xv**2).sum() / self.n**2)
+        total = self.n - (xv**2).sum() * (c**2).mean() + permutation_variance(xv, c)
+        return float(total / c.sum() ** 2)
+
+
+@dataclass(frozen=True, eq=False)
+class PiecewiseMechanism(_UnbiasedReports):
+    """Wang et al.'s piecewise mechanism (ICDE 2019, arXiv 1907.00782, Algorithm 2).
+
+    With ``t_i = e^{eps_i/2}`` and ``C_i = (t_i + 1)/(t_i - 1)``, input x in [-1, 1] gives
+    ``l(x) = (C+1)/2 x - (C-1)/2`` and ``r(x) = l(x) + C - 1``; the report has density
+    ``p = (e^eps - t)/(2 t + 2)`` on [l(x), r(x)] and ``p / e^eps`` on the rest of [-C, C]
+    (so it lands in the centre piece with probability t/(t+1)).  Code names: ``t`` = e^{eps/2},
+    ``big_c`` = C, ``p`` = p.  Unbiased; Var[y | x] = x^2/(t-1) + (t+3)/(3 (t-1)^2) (their
+    Lemma 1).  Pure eps_i-LDP (density ratio at most e^eps).
+
+    Blanket mass: every y in [-C, C] is outside the centre piece of some input (x = +-1), so
+    inf_x f_x(y) = p e^{-eps} and gamma = 2 C p e^{-eps} = e^{-eps/2}.
+
+    >>> m = PiecewiseMechanism(eps=[2 * np.log(3.0)])   # t = 3, C = 2
+    >>> round(float(m.big_c()[0]), 9), round(float(m.pdf(0.0, 0.0)[0]), 6)
+    (2.0, 0.75)
+    """
+
+    name: ClassVar[str] = "piecewise"
+    citation: ClassVar[str] = "Wang et al., ICDE 2019, Algorithm 2 and Lemma 1"
+
+    def _t(self) -> NDArray[np.float64]:
+        return np.exp(self.eps / 2.0)
+
+    def big_c(self) -> NDArray[np.float64]:
+        """Half-width C_i = (e^{eps_i/2} + 1) / (e^{eps_i/2} - 1) of the output range."""
+        t = self._t()
+        return (t + 1.0) / np.expm1(self.eps / 2.0)
+
+    def _ab(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        tm1 = np.expm1(self.eps / 2.0)
+        return 1.0 / tm1, (tm1 + 4.0) / (3.0 * tm1**2)
+
+    def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        t, c = self._t(), self.big_c()
+        y, x = np.asarray(y, dtype=float), np.asarray(x, dtype=float)
+        p = t * np.expm1(self.eps / 2.0) / (2.0 * t + 2.0)
+        lo = (c + 1.0) / 2.0 * x - (c - 1.0) / 2.0
+        hi = lo + c - 1.0
+        inside = (y >= lo) & (y <= hi)
+        in_range = np.abs(y) <= c
+        return np.where(inside, p, np.where(in_range, p * np.exp(-self.eps), 0.0))
+
+    def blanket_mass(self) -> NDArray[np.float64]:
+        return np.exp(-self.eps / 2.0)
+
+    def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+        xv = self.check_values(x)
+        rng = check_rng(rng)
+        t, c = self._t(), self.big_c()
+        lo = (c + 1.0) / 2.0 * xv - (c - 1.0) / 2.0
+        hi = lo + c - 1.0
+        centre = rng.random(self.n) < t / (t + 1.0)
+        u = rng.random(self.n)
+        y_centre = lo + (c - 1.0) * u
+        w = (c + 1.0) * u  # the outer pieces [-C, l) and (r, C] have total length C + 1
+        y_outer = np.where(w < lo + c, w - c, hi + (w - (lo + c)))
+        return np.where(centre, y_centre, y_outer)
+
+
+def gaussian_delta(
+    eps: ArrayLike, sigma: ArrayLike, *, sensitivity: float = 2.0
+) -> NDArray[np.float64]:
+    """Exact delta of the Gaussian mechanism at ``eps`` (Balle & Wang, ICML 2018, Theorem 8):
+
+        delta = Phi(D/(2 s) - eps s / D) - e^eps Phi(-D/(2 s) - eps s / D),
+
+    code names ``sensitivity`` = Delta (D), ``sigma`` = s.  The second term is formed in log
+    space (``log_ndtr``), so large eps does not overflow.
+
+    >>> round(float(gaussian_delta(0.0, 2.0)), 6)  # eps = 0: TV of N(0,4) and N(2,4)
+    0.382925
+    """
+    e = np.asarray(eps, dtype=float)
+    s = np.asarray(sigma, dtype=float)
+    a = sensitivity / (2.0 * s)
+    b = e * s / sensitivity
+    return ndtr(a - b) - np.exp(e + log_ndtr(-a - b))
+
+
+def analytic_gaussian_sigma(
+    eps: ArrayLike,
+    delta: ArrayLike,
+    *,
+    sensitivity: float = 2.0,
+    rtol: float = 1e-10,
+) -> NDArray[np.float64]:
+    """Smallest sigma with ``gaussian_delta(eps, sigma) <= delta``, elementwise.
+
+    Balle & Wang, ICML 2018, Theorem 8 gives the exact (eps, delta)-DP condition of
+    ``N(f(x), sigma^2)`` with L2 sensitivity Delta; its left side decreases in sigma, so the
+    calibration is a root search.  Done here as one vectorised bisection on log(sigma) over the
+    distinct (eps, delta) pairs: bracket by doubling/halving, then bisect until
+    ``hi/lo - 1 <= rtol``, and return ``hi`` (the safe end: the mechanism is always
+    (eps, delta)-DP, with sigma at most a factor 1 + rtol above the optimum).  Code names:
+    ``sensitivity`` = Delta, the result = sigma.
+
+    >>> s = analytic_gaussian_sigma([1.0, 1.0], [1e-5, 1e-5])
+    >>> bool(s[0] == s[1]), bool(float(gaussian_delta(1.0, s[0])) <= 1e-5)
+    (True, True)
+    >>> analytic_gaussian_sigma([1.0], [0.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be in (0, 1), got delta[0] = 0.0
+    """
+    e = np.asarray(eps, dtype=float)
+    dl = np.asarray(delta, dtype=float)
+    e, dl = np.broadcast_arrays(e, dl)
+    shape = e.shape
+    e, dl = e.ravel(), dl.ravel()
+    bad = ~np.isfinite(e) | (e < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"eps must be finite and >= 0, got eps[{i}] = {float(e[i])!r}")
+    as_budgets(dl, "delta", positive=False)
+    if not (np.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
+    pairs, inverse = np.unique(np.stack([e, dl], axis=1), axis=0, return_inverse=True)
+    ue, ud = pairs[:, 0], pairs[:, 1]
+
+    def ok(sig: NDArray[np.float64]) -> NDArray[np.bool_]:
+        return gaussian_delta(ue, sig, sensitivity=sensitivity) <= ud
+
+    # classical start: sigma = D sqrt(2 log(1.25/delta)) / eps (Dwork & Roth, Thm A.1)
+    hi = sensitivity * np.sqrt(2.0 * np.log(1.25 / ud)) / np.maximum(ue, 1e-3)
+    for _ in range(200):
+        bad_hi = ~ok(hi)
+        if not bad_hi.any():
+            break
+        hi = np.where(bad_hi, hi * 2.0, hi)
+    lo = hi / 2.0
+    for _ in range(200):
+        bad_lo = ok(lo)
+        if not bad_lo.any():
+            break
+        lo = np.where(bad_lo, lo / 2.0, lo)
+        hi = np.where(bad_lo, lo * 2.0, hi)
+    for _ in range(200):
+        if np.all(hi / lo - 1.0 <= rtol):
+            break
+        mid = np.sqrt(lo * hi)
+        good = ok(mid)
+        hi = np.where(good, mid, hi)
+        lo = np.where(good, lo, mid)
+    return hi[inverse.ravel()].reshape(shape)
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianMechanism(_UnbiasedReports):
+    """``y_i = x_i + N(0, sigma_i^2)``: (eps_i, delta_i)-LDP on [-1, 1], delta_i > 0.
+
+    sigma_i = :func:`analytic_gaussian_sigma` (eps_i, delta_i, sensitivity 2): Balle & Wang,
+    ICML 2018, Theorem 8 (exact condition), root found per distinct budget and rounded up.
+    Code names: ``eps`` = epsilon_i, ``delta`` = delta_i, :meth:`sigma` = sigma_i.  Unbiased,
+    Var = sigma_i^2.  Blanket mass: inf over x in [-1, 1] of the density at y is
+    phi((|y|+1)/sigma)/sigma, with integral 2 Phi(-1/sigma).  A bound used with this mechanism
+    must accept local delta_i > 0 (``BoundInfo.approx_ldp``).
+
+    >>> m = GaussianMechanism(eps=[1.0, 1.0], delta=[1e-6, 1e-6])
+    >>> bool(m.sigma()[0] == m.sigma()[1]) and float(m.sigma()[0]) > 2
+    True
+    >>> GaussianMechanism(eps=[1.0, 1.0], delta=0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be in (0, 1), got delta[0] = 0.0
+    """
+
+    delta_i: NDArray[np.float64] | float = 1e-6
+    name: ClassVar[str] = "gaussian"
+    citation: ClassVar[str] = "Balle & Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism)"
+    pure: ClassVar[bool] = False
+
+    def __init__(self, eps: ArrayLike, delta: ArrayLike = 1e-6) -> None:
+        e = as_budgets(eps, "eps")
+        dl = np.broadcast_to(np.asarray(delta, dtype=float), e.shape).copy()
+        dl = as_budgets(dl, "delta", positive=False)
+        object.__setattr__(self, "eps", e)
+        object.__setattr__(self, "delta_i", dl)
+        sig = analytic_gaussian_sigma(e, dl)
+        sig.setflags(write=False)
+        object.__setattr__(self, "_sigma", sig)
+
+    @property
+    def delta(self) -> NDArray[np.float64]:
+        return np.asarray(self.delta_i)
+
+    def sigma(self) -> NDArray[np.float64]:
+        """Noise standard deviation sigma_i (cached at construction)."""
+        return self._sigma  # type: ignore[attr-defined]
+
+    def _ab(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return np.zeros(self.n), self.sigma() ** 2
+
+    def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        s = self.sigma()
+        z = (np.asarray(y) - np.asarray(x)) / s
+        return np.exp(-0.5 * z**2) / (s * np.sqrt(2.0 * np.pi))
+
+    def blanket_mass(self) -> NDArray[np.float64]:
+        return 2.0 * ndtr(-1.0 / self.sigma())
+
+    def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+        xv = self.check_values(x)
+        return xv + check_rng(rng).standard_normal(self.n) * self.sigma()

@@ -1,0 +1,148 @@
+# Experiments 4 (mean_estimation) and 5 (frequency_estimation): utility of each bound's
+# calibrated local budgets, one table per method, then one tidy table and one figure each.
+
+
+rule simulate_mean:
+    input:
+        unpack(simulation_data("mean_estimation")),
+    output:
+        table="results/mean_estimation/runs/{method}.csv",
+    log:
+        "logs/simulate_mean/{method}.log",
+    benchmark:
+        "benchmarks/output/simulate_mean/{method}.tsv"
+    wildcard_constraints:
+        method="[a-z][a-z0-9_]*",
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        method=lambda wc: wc.method,
+        section=config["mean_estimation"],
+        profiles=config["profiles"],
+        seed=config["seed"],
+    script:
+        "../scripts/simulate_mean.py"
+
+
+rule collect_mean_estimation:
+    input:
+        tables=expand(
+            "results/mean_estimation/runs/{method}.csv",
+            method=simulation_methods("mean_estimation"),
+        ),
+    output:
+        table="results/mean_estimation/mean_estimation.csv",
+    log:
+        "logs/collect_mean_estimation.log",
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule simulate_frequency:
+    input:
+        unpack(simulation_data("frequency_estimation")),
+    output:
+        table="results/frequency_estimation/runs/{method}.csv",
+    log:
+        "logs/simulate_frequency/{method}.log",
+    benchmark:
+        "benchmarks/output/simulate_frequency/{method}.tsv"
+    wildcard_constraints:
+        method="[a-z][a-z0-9_]*",
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        method=lambda wc: wc.method,
+        section=config["frequency_estimation"],
+        profiles=config["profiles"],
+        seed=config["seed"],
+    script:
+        "../scripts/simulate_frequency.py"
+
+
+rule collect_frequency_estimation:
+    input:
+        tables=expand(
+            "results/frequency_estimation/runs/{method}.csv",
+            method=simulation_methods("frequency_estimation"),
+        ),
+    output:
+        table="results/frequency_estimation/frequency_estimation.csv",
+    log:
+        "logs/collect_frequency_estimation.log",
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule plot_mean_estimation:
+    input:
+        table="results/mean_estimation/mean_estimation.csv",
+    output:
+        png=report(
+            "results/figures/mean_estimation.png",
+            caption="../report/mean_estimation.rst",
+            category="Algorithms",
+        ),
+        pdf="results/figures/mean_estimation.pdf",
+    log:
+        "logs/plot_mean_estimation.log",
+    benchmark:
+        "benchmarks/output/plot_mean_estimation.tsv"
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        title="Mean estimation: MSE of the shuffled estimate at calibrated local budgets",
+        ylabel="MSE",
+    script:
+        "../scripts/plot_utility.py"
+
+
+rule plot_frequency_estimation:
+    input:
+        table="results/frequency_estimation/frequency_estimation.csv",
+    output:
+        png=report(
+            "results/figures/frequency_estimation.png",
+            caption="../report/frequency_estimation.rst",
+            category="Algorithms",
+        ),
+        pdf="results/figures/frequency_estimation.pdf",
+    log:
+        "logs/plot_frequency_estimation.log",
+    benchmark:
+        "benchmarks/output/plot_frequency_estimation.tsv"
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        title="Frequency estimation: MSE per category at calibrated local budgets",
+        ylabel="MSE per category",
+    script:
+        "../scripts/plot_utility.py"
