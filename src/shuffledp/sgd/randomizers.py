@@ -10,9 +10,9 @@ L2 norm (the sensitivity).  Budgets are per user: ``eps[i]`` (and ``delta[i]``) 
     sensitivity Delta it is (eps, delta)-DP iff
     ``Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)
     <= delta``.  That left side is the mu-GDP profile (Dong, Roth, Su 2022, Cor. 2.13) at
-    ``mu = Delta / sigma``, so ``sigma_i = 2C / mu_i`` with ``mu_i`` =
-    :func:`shuffledp.gdp.gdp_mu_from_eps_delta` ``(eps_i, delta_i)`` (the shared inversion,
-    returned on the side that keeps delta(eps) <= delta_i, i.e. sigma rounded up).
+    ``mu = Delta / sigma``, so ``sigma_i = 2C / mu_i`` with ``1 / mu_i`` =
+    :func:`shuffledp.mechanisms.mean.analytic_gaussian_sigma` ``(eps_i, delta_i)`` at unit
+    sensitivity (rounded to the side that keeps delta(eps) <= delta_i, i.e. sigma up).
     The mechanism is *exactly* ``mu_i``-GDP for the user's own data (used by the local-only
     reference accounting).
 
@@ -58,7 +58,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
-from shuffledp.gdp import gdp_mu_from_eps_delta
+from shuffledp.mechanisms.mean import analytic_gaussian_sigma
 
 __all__ = [
     "clip_rows",
@@ -121,9 +121,9 @@ class GaussianRandomizer:
             raise ValueError(f"delta must be in (0, 1) for the Gaussian randomizer, got {delta!r}")
         if np.any(~np.isfinite(e) | (e < 0)):
             raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
-        pairs, inverse = np.unique(np.stack([e, d], axis=1), axis=0, return_inverse=True)
-        mus = np.array([gdp_mu_from_eps_delta(float(a), float(b)) for a, b in pairs])
-        return mus[np.asarray(inverse).ravel()]
+        # One calibration for the whole project: the vectorised Balle-Wang root search of
+        # shuffledp.mechanisms (sigma rounded up, so mu = 1/sigma at sensitivity 1 rounds down).
+        return 1.0 / analytic_gaussian_sigma(e, d, sensitivity=1.0)
 
     def sigma(self, eps: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
         """Per-user noise standard deviation sigma_i = 2C / mu_i."""
