@@ -34,6 +34,9 @@ def _atomic_target(path: str | os.PathLike) -> tuple[Path, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; outputs get the usual mode
     return path, tmp
 
 
