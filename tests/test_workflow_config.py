@@ -144,3 +144,14 @@ def test_readme_names_the_test_command():
     assert "pytest" in readme
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python -m pytest" in ci
+
+
+def test_readme_python_examples_run(capsys):
+    """The README's Python blocks run as written (the quick start is itself tested)."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        namespace: dict = {}
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    assert "clones upper" in capsys.readouterr().out
