@@ -261,6 +261,24 @@ def _uses_gdp(method: str, randomizer: str) -> bool:
     return method == "gdp" or (method == "local" and not RANDOMIZERS[randomizer].pure)
 
 
+def _accountant(method, profile, rounds, randomizer, clone, discretization):
+    """The T-round accountant shared by :func:`rounds_epsilon` and :func:`rounds_delta`:
+    ``(mu, None)`` for GDP accounting, ``(None, pld)`` for a composed PLD."""
+    t = _check_rounds(rounds)
+    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
+    if _uses_gdp(method, randomizer):
+        return _total_mu(method, profile, t), None
+    pld = rounds_pld(
+        method=method,
+        profile=profile,
+        rounds=t,
+        randomizer=randomizer,
+        clone=clone,
+        discretization=discretization,
+    )
+    return None, pld
+
+
 def rounds_epsilon(
     *,
     method: str,
@@ -275,20 +293,11 @@ def rounds_epsilon(
 
     ``clones``/``local`` are upper bounds (pessimistic PLD); ``gdp`` is the approximation.
     """
-    t = _check_rounds(rounds)
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
-    if _uses_gdp(method, randomizer):
-        return gdp_eps(delta, _total_mu(method, profile, t), side="upper")
-    pld = rounds_pld(
-        method=method,
-        profile=profile,
-        rounds=t,
-        randomizer=randomizer,
-        clone=clone,
-        discretization=discretization,
-    )
+    mu, pld = _accountant(method, profile, rounds, randomizer, clone, discretization)
+    if pld is None:
+        return gdp_eps(delta, mu, side="upper")
     return max(float(pld.get_epsilon_for_delta(delta)), 0.0)
 
 
@@ -303,20 +312,11 @@ def rounds_delta(
     discretization: float = DISCRETIZATION,
 ) -> float:
     """Central delta at ``eps`` after ``rounds`` rounds (same conventions as above)."""
-    t = _check_rounds(rounds)
     if not (math.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
-    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
-    if _uses_gdp(method, randomizer):
-        return float(gdp_delta(eps, _total_mu(method, profile, t)))
-    pld = rounds_pld(
-        method=method,
-        profile=profile,
-        rounds=t,
-        randomizer=randomizer,
-        clone=clone,
-        discretization=discretization,
-    )
+    mu, pld = _accountant(method, profile, rounds, randomizer, clone, discretization)
+    if pld is None:
+        return float(gdp_delta(eps, mu))
     return min(float(pld.get_delta_for_epsilon(eps)), 1.0)
 
 
