@@ -13,6 +13,7 @@ from shuffledp.bounds import (
     fmt21,  # noqa: F401  (registers "fmt21_closed", "fmt21_numerical")
     fmt23,  # noqa: F401  (registers "fmt23_closed", "fmt23_numerical")
     gdp_paper,  # noqa: F401  (registers "gdp")
+    krr_exact,  # noqa: F401  (registers "krr_exact")
     liu23,  # noqa: F401  (registers "liu23_personalized")
     rr_exact,  # noqa: F401  (registers "rr_exact")
 )

@@ -11,11 +11,12 @@ Whichever is missing is derived through the shared inversion in :mod:`shuffledp.
 rounded to the bound's safe side (``upper`` for upper bounds and approximations, ``lower``
 for lower bounds).
 
-A bound that holds only for identical budgets (``personalized=False``) is applied to a
-personalized profile through the worst user, ``eps0 = max_i eps_i`` and
+An *upper* bound that holds only for identical budgets (``personalized=False``) is applied
+to a personalized profile through the worst user, ``eps0 = max_i eps_i`` and
 ``delta0 = max_i delta_i``: every user's randomizer is then ``(eps0, delta0)``-LDP, so the
 identical-budget theorem applies and the result stays valid (only looser).  The result record
-says so (``diagnostics["reduced_to_identical"]``).
+says so (``diagnostics["reduced_to_identical"]``).  A lower bound is never reduced this way
+(that would not be a lower bound): it raises ``ParameterRegimeError`` instead.
 """
 
 from __future__ import annotations
@@ -165,6 +166,12 @@ class Bound:
                 f"{profile.delta_max:g}"
             )
         if not self.info.personalized and not profile.is_identical:
+            if self.info.kind == "lower":
+                # Raising every budget to the maximum is valid for an upper bound only.
+                raise ParameterRegimeError(
+                    f"{self.name} is a lower bound for identical budgets only; the profile "
+                    f"has eps_i in [{profile.eps.min():g}, {profile.eps_max:g}]"
+                )
             profile = BudgetProfile.identical(
                 n=profile.n, eps0=profile.eps_max, delta0=profile.delta_max, label=profile.label
             )

@@ -1,0 +1,209 @@
+"""Exact lower bound from shuffled k-ary randomized response (registered ``krr_exact``).
+
+The k-ary randomized response (GRR) of Warner (1965) / Kairouz, Oh, Viswanath (ICML 2014)
+with budget eps0 reports the true value in {0, ..., k-1} with probability
+``p = e^{eps0} / (e^{eps0} + k - 1)`` and each other value with ``q = 1 / (e^{eps0} + k - 1)``.
+After shuffling, the analyst's view is equivalent to the histogram of the n reports.  For a
+fixed neighbouring pair (the victim holds value 0 or 1; the others' values fixed) the two
+histogram laws are exact, so their hockey-stick divergence is the exact delta(eps) of that
+pair: a lower bound on the worst case of every (eps0)-LDP randomizer, since k-RR is one.
+DESIGN.md section 4 ("the same holds for k-ary randomized response through the counts
+histogram (small k, small n)").
+
+Code names: ``k`` = k, ``eps0`` = eps0, ``p``, ``q`` as above; the histogram is stored on its
+first k-1 coordinates (the last count is n minus their sum).
+
+Search over pairs (identical budgets; by symmetry only how many others hold each value
+matters):
+
+* ``n - 1 <= exhaustive_n``: every composition of the n - 1 others over the k values;
+* otherwise the k-RR analogue of the binary extreme pairs: all others hold value 0, all hold
+  value 1, or all hold value 2 (each a multinomial in closed form).
+
+Both directions H(P||Q) and H(Q||P) are taken.  Identical budgets only (a personalized
+profile raises :class:`~shuffledp.errors.ParameterRegimeError`), and only while the histogram
+grid ``(n + 1)^(k - 1)`` has at most ``max_cells`` cells.  Local delta_i are ignored: pure
+k-RR is also (eps0, delta0)-LDP, so the curve is still a valid lower bound.
+
+>>> from shuffledp import BudgetProfile
+>>> d2 = krr_exact_delta(profile=BudgetProfile.identical(n=6, eps0=1.0), eps=0.2, k=3)
+>>> 0.0 < d2 < 1.0
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.registry import register_bound
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.params import BudgetProfile
+
+__all__ = ["krr_exact_delta", "krr_histogram_pair"]
+
+K = 3
+EXHAUSTIVE_N = 12
+MAX_CELLS = 4_000_000
+
+
+def _probs(eps0: float, k: int) -> tuple[float, float]:
+    """(p, q) of k-RR: p = e^eps0/(e^eps0+k-1), q = 1/(e^eps0+k-1), computed stably."""
+    q = math.exp(-math.log(math.exp(eps0) + k - 1)) if eps0 < 700 else 0.0
+    p = 1.0 - (k - 1) * q
+    return p, q
+
+
+def _multinomial_grid(m: int, probs: NDArray[np.float64], size: int) -> NDArray[np.float64]:
+    """Pmf of Multinomial(m, probs) on the grid of its first k-1 counts, each in [0, size)."""
+    k = probs.size
+    axes = np.meshgrid(*[np.arange(size)] * (k - 1), indexing="ij", sparse=True)
+    partial = sum(axes)
+    last = m - partial
+    ok = last >= 0
+    logp = special.gammaln(m + 1) - special.gammaln(np.where(ok, last, 0) + 1)
+    with np.errstate(divide="ignore"):
+        logs = np.log(probs)
+    logp = logp + np.where(ok, last, 0) * logs[-1]
+    for i, ax in enumerate(axes):
+        logp = logp - special.gammaln(ax + 1) + np.where(ax > 0, ax * logs[i], 0.0)
+    out = np.where(ok & np.isfinite(logp), np.exp(logp), 0.0)
+    return out
+
+
+def _others_law(counts: tuple[int, ...], p: float, q: float, k: int, size: int):
+    """Law of the others' histogram when counts[v] others hold value v (a convolution of
+    multinomials, exact)."""
+    from scipy.signal import fftconvolve
+
+    law = np.zeros((size,) * (k - 1))
+    law[(0,) * (k - 1)] = 1.0
+    for v, m in enumerate(counts):
+        if m == 0:
+            continue
+        probs = np.full(k, q)
+        probs[v] = p
+        part = _multinomial_grid(m, probs, size)
+        law = fftconvolve(law, part)[tuple(slice(0, size) for _ in range(k - 1))]
+        law = np.clip(law, 0.0, None)
+    return law
+
+
+def krr_histogram_pair(
+    counts: tuple[int, ...], *, eps0: float, k: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Exact histogram laws (P, Q) of n = sum(counts) + 1 shuffled k-RR reports, the victim
+    holding 0 (P) or 1 (Q) and ``counts[v]`` others holding value v."""
+    p, q = _probs(eps0, k)
+    n = sum(counts) + 1
+    size = n + 1
+    others = _others_law(counts, p, q, k, size)
+
+    def with_victim(value: int) -> NDArray[np.float64]:
+        out = np.zeros_like(others)
+        for r in range(k):
+            w = p if r == value else q
+            if r == k - 1:  # the last category is not on the grid: no shift
+                out += w * others
+            else:
+                shifted = np.zeros_like(others)
+                src = [slice(None)] * (k - 1)
+                dst = [slice(None)] * (k - 1)
+                src[r] = slice(0, size - 1)
+                dst[r] = slice(1, size)
+                shifted[tuple(dst)] = others[tuple(src)]
+                out += w * shifted
+        return out
+
+    return with_victim(0), with_victim(1)
+
+
+def _pairs(n: int, k: int, exhaustive_n: int) -> list[tuple[int, ...]]:
+    m = n - 1
+    if m <= exhaustive_n:
+        return [c for c in itertools.product(range(m + 1), repeat=k) if sum(c) == m]
+    return [tuple(m if i == v else 0 for i in range(k)) for v in range(min(k, 3))]
+
+
+def _check(*, profile: BudgetProfile, k: int = K, exhaustive_n: int = EXHAUSTIVE_N,
+           max_cells: int = MAX_CELLS) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 3 <= k <= 6:
+        raise ValueError(f"k must be an integer in [3, 6] (k = 2 is rr_exact), got {k!r}")
+    if isinstance(exhaustive_n, bool) or not isinstance(exhaustive_n, (int, np.integer)) or (
+        not 0 <= exhaustive_n <= 30
+    ):
+        raise ValueError(f"exhaustive_n must be an integer in [0, 30], got {exhaustive_n!r}")
+    if not isinstance(max_cells, (int, np.integer)) or max_cells < 1:
+        raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
+    cells = (profile.n + 1) ** (k - 1)
+    if cells > max_cells:
+        raise ParameterRegimeError(
+            f"krr_exact needs (n+1)^(k-1) <= {max_cells} histogram cells, got n = {profile.n}, "
+            f"k = {k} ({cells:.3g} cells)"
+        )
+
+
+_CACHE: dict[tuple, list[tuple[NDArray, NDArray]]] = {}
+
+
+def _laws(profile: BudgetProfile, k: int, exhaustive_n: int):
+    key = (profile.n, float(profile.eps[0]), k, exhaustive_n)
+    if key not in _CACHE:
+        if len(_CACHE) > 16:
+            _CACHE.clear()
+        _CACHE[key] = [
+            krr_histogram_pair(c, eps0=float(profile.eps[0]), k=k)
+            for c in _pairs(profile.n, k, exhaustive_n)
+        ]
+    return _CACHE[key]
+
+
+def krr_exact_delta(
+    *, profile: BudgetProfile, eps: float, k: int = K, exhaustive_n: int = EXHAUSTIVE_N,
+    max_cells: int = MAX_CELLS,
+) -> float:
+    """max over the searched pairs and both directions of the exact delta(eps)."""
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    if not profile.is_identical:
+        raise ParameterRegimeError("krr_exact is implemented for identical budgets only")
+    _check(profile=profile, k=k, exhaustive_n=exhaustive_n, max_cells=max_cells)
+    e = math.exp(eps) if eps < 700 else math.inf
+    best = 0.0
+    for P, Q in _laws(profile, k, exhaustive_n):
+        for a, b in ((P, Q), (Q, P)):
+            with np.errstate(invalid="ignore"):
+                diff = a - np.where(b > 0, e * b, 0.0)
+            best = max(best, float(np.maximum(diff, 0.0).sum()))
+    return min(best, 1.0)
+
+
+def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float, k: int = K,
+                 exhaustive_n: int = EXHAUSTIVE_N, max_cells: int = MAX_CELLS) -> dict[str, Any]:
+    return {"pairs_searched": len(_pairs(profile.n, k, exhaustive_n)),
+            "exhaustive": profile.n - 1 <= exhaustive_n, "k": k}
+
+
+BOUND = register_bound(
+    Bound(
+        info=BoundInfo(
+            name="krr_exact",
+            kind="lower",
+            title="Shuffled k-ary randomized response, exact histogram law (lower bound)",
+            citation="k-RR (Kairouz, Oh, Viswanath 2014); exact histogram laws; DESIGN.md s. 4",
+            personalized=False,
+            approx_ldp=True,
+            randomizers=("krr",),
+            options={"k": K, "exhaustive_n": EXHAUSTIVE_N, "max_cells": MAX_CELLS},
+        ),
+        delta_fn=krr_exact_delta,
+        check_fn=_check,
+        diagnostics_fn=_diagnostics,
+    )
+)
