@@ -135,3 +135,18 @@ def test_npy_budgets(tmp_path, capsys):
     np.save(f, np.full(5000, 1.0))
     assert main(["bound", "--budgets", str(f), "--delta", "1e-6", "--method", "gdp"]) == 0
     assert "n = 5000" in capsys.readouterr().out
+
+
+def test_clone_option_selects_standard_clones(capsys):
+    # With standard clones and identical budgets, clones is FMT21's numerical bound.
+    assert main(["bound", "--n", "100000", "--eps0", "4", "--delta", "1e-6", "--method",
+                 "clones,fmt21_numerical", "--clone", "standard", "--format", "json"]) == 0
+    res = {r["method"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert res["clones"]["eps"] == pytest.approx(res["fmt21_numerical"]["eps"], rel=1e-9)
+    assert main(["bound", "--n", "100000", "--eps0", "4", "--delta", "1e-6", "--method",
+                 "clones", "--format", "json"]) == 0
+    stronger = json.loads(capsys.readouterr().out)["results"][0]
+    assert stronger["eps"] < res["clones"]["eps"]
+    assert "binary/k-ary RR" in stronger["note"]
+    r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--clone", "weak")
+    assert r.returncode == 2 and "invalid choice" in r.stderr

@@ -50,3 +50,14 @@ def test_default_is_every_registered_bound_and_unknown_fails_fast():
         )
     with pytest.raises(ValueError, match="exactly one of delta"):
         compare_bounds(BudgetProfile.identical(n=100, eps0=1.0), methods=["gdp"])
+
+
+def test_per_method_options_and_unknown_option_target():
+    prof = BudgetProfile.identical(n=10_000, eps0=2.0)
+    std = compare_bounds(prof, delta=1e-6, methods=["clones"],
+                         options={"clones": {"clone": "standard"}})[0]
+    strong = compare_bounds(prof, delta=1e-6, methods=["clones"])[0]
+    assert std.result.eps > strong.result.eps
+    assert std.result.diagnostics["clone"] == "standard"
+    with pytest.raises(ValueError, match="unknown bound 'nope'"):
+        compare_bounds(prof, delta=1e-6, methods=["gdp"], options={"nope": {}})

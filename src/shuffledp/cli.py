@@ -84,6 +84,10 @@ def _build_parser() -> _Parser:
         default="all",
         help="comma-separated bound names, or 'all' (default); see 'shuffledp list'",
     )
+    b.add_argument("--clone", choices=["stronger", "standard"], default="stronger",
+                   help="clone probabilities of the clones bound: stronger (default; proven "
+                        "for binary/k-ary randomized response) or standard (any eps_i-LDP "
+                        "randomizer)")
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     sub.add_parser("list", help="list the registered bounds and what they cover")
@@ -130,6 +134,9 @@ def _rows(evals: Sequence[Evaluation]) -> list[dict]:
                     f"few clones ({d['expected_clones']:.3g} < {d['clt_threshold']:.3g}): "
                     "CLT approximation unreliable"
                 )
+            if e.method == "clones" and d.get("clone") == "stronger":
+                notes.append("stronger clones: proven for binary/k-ary RR; --clone standard "
+                             "for any randomizer")
             if d.get("reduced_to_identical"):
                 notes.append("identical-budget bound applied with eps0 = max eps_i")
             row["note"] = "; ".join(notes)
@@ -158,7 +165,9 @@ def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namesp
 def _cmd_bound(args: argparse.Namespace) -> int:
     profile = _profile(args)
     methods = _methods(args.method)
-    evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods)
+    options = {"clones": {"clone": args.clone}} if "clones" in methods else {}
+    evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,
+                           options=options)
     rows = _rows(evals)
     if args.format == "json":
         print(

@@ -15,8 +15,9 @@ that lower bound.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from shuffledp.bounds import BoundResult, get_bound, list_bounds
 from shuffledp.errors import ParameterRegimeError
@@ -46,18 +47,24 @@ def compare_bounds(
     delta: float | None = None,
     eps: float | None = None,
     methods: Sequence[str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Evaluation]:
     """Evaluate ``methods`` (default: every registered bound) at ``delta`` or ``eps``.
 
-    Unknown names raise ``ValueError`` before anything is computed.  A bound outside its
-    validity region gives an :class:`Evaluation` with ``result=None`` and the reason.
+    ``options`` maps a method name to its keyword options (e.g.
+    ``{"clones": {"clone": "standard"}}``).  Unknown names raise ``ValueError`` before
+    anything is computed.  A bound outside its validity region gives an :class:`Evaluation`
+    with ``result=None`` and the reason.
     """
     names = list(methods) if methods is not None else list_bounds()
     bounds = [get_bound(m) for m in names]  # fail fast on unknown names
+    opts = dict(options or {})
+    for m in opts:
+        get_bound(m)
     out: list[Evaluation] = []
     for b in bounds:
         try:
-            res = b.evaluate(profile=profile, delta=delta, eps=eps)
+            res = b.evaluate(profile=profile, delta=delta, eps=eps, **opts.get(b.name, {}))
         except ParameterRegimeError as err:
             out.append(Evaluation(method=b.name, kind=b.info.kind, result=None, reason=str(err)))
             continue
