@@ -177,19 +177,16 @@ def test_clone_pair_reproduces_delta_and_is_symmetric():
         assert hockey_stick(p, q, eps) + tail <= d + 1e-9
 
 
-def test_runtime_one_million_users():
-    # DESIGN.md Section 3 cost target (measured ~1 s on one core; generous limit here)
-    import time
-
+@pytest.mark.slow
+def test_one_million_distinct_budgets_is_ordered():
+    # DESIGN.md Section 3 scale (n = 10^6 distinct budgets). Speed is measured by
+    # benchmarks/bench_bounds.py, not asserted here: this checks the values at that scale.
     rng = np.random.default_rng(0)
     prof = BudgetProfile.uniform(n=1_000_000, low=0.5, high=2.0, rng=rng)
-    t = time.perf_counter()
-    eps = BOUND.eps(profile=prof, delta=1e-6)
-    assert time.perf_counter() - t < 10.0
-    assert 0.0 < eps < 0.02
-
-
-test_runtime_one_million_users = pytest.mark.slow(test_runtime_one_million_users)
+    stronger = BOUND.eps(profile=prof, delta=1e-6)
+    standard = BOUND.eps(profile=prof, delta=1e-6, clone="standard")
+    lower = get_bound("rr_exact").eps(profile=prof, delta=1e-6)
+    assert 0.0 < lower <= stronger <= standard < 0.02
 
 
 # ----------------------------------------------------------------------------- (c) bad input
