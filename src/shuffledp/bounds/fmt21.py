@@ -287,13 +287,7 @@ def fmt21_numerical_eps(*, profile: BudgetProfile, delta: float) -> float:
 
 
 def _diag_numerical(*, profile: BudgetProfile, eps: float, delta: float) -> dict[str, Any]:
-    eps0, n, delta0 = _budget(profile)
-    return {
-        "clone": "standard",
-        "expected_clones": (n - 1) * math.exp(-eps0),
-        "local_delta_term": local_delta_term(eps=eps, eps0=eps0, n=n, delta0=delta0),
-        "capped_at_eps0": bool(eps >= eps0),
-    }
+    return {"clone": "standard", **_diag_closed(profile=profile, eps=eps, delta=delta)}
 
 
 NUMERICAL = register_bound(
