@@ -94,7 +94,7 @@ def test_csv_and_npy_parsing(tmp_path):
 @pytest.mark.parametrize(
     ("eps", "delta", "match"),
     [
-        ([1.0, -0.5], 0.0, r"eps must be finite and >= 0, got eps\[1\] = -0.5"),
+        ([1.0, -0.5], 0.0, r"eps must be finite and in \[0, 50\] \(the accepted local budgets\), got eps\[1\] = -0.5"),
         ([1.0, float("nan")], 0.0, r"eps must be finite.*nan"),
         ([1.0, float("inf")], 0.0, r"eps must be finite.*inf"),
         ([1.0, 1.0], 1.0, r"delta must be in \[0, 1\), got 1.0"),
@@ -110,7 +110,7 @@ def test_bad_arrays(eps, delta, match):
 
 
 def test_bad_identical():
-    with pytest.raises(ValueError, match=r"eps0 must be finite and >= 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"eps0 must be finite and in \[0, 50\].*, got -1.0"):
         BudgetProfile.identical(n=10, eps0=-1.0)
     with pytest.raises(ValueError, match=r"n \(number of users\) must be >= 2, got 1"):
         BudgetProfile.identical(n=1, eps0=1.0)
@@ -129,7 +129,7 @@ def test_bad_identical():
         ("eps\n1.0\nabc\n", r"column 'eps' must be numeric, got 'abc' on data row 2"),
         ("eps,delta\n1.0,x\n2,0\n", r"column 'delta' must be numeric, got 'x'"),
         ("eps,delta\n1.0\n2,0\n", "data row 1 has 1 cells"),
-        ("eps\n1.0\n-2\n", r"eps must be finite and >= 0"),
+        ("eps\n1.0\n-2\n", r"eps must be finite and in \[0, 50\]"),
     ],
 )
 def test_bad_csv(text, match):

@@ -8,6 +8,19 @@ Code names and paper notation: ``eps[i]`` = epsilon_i, ``delta[i]`` = delta_i, `
 
 Broadcasting: ``delta`` may be a scalar, which is broadcast to every user.  Arrays are copied
 and made read-only, so a profile is immutable.
+
+The accepted range (stated here, once; enforced by :class:`BudgetProfile`, by every bound's
+``eps``/``delta``/``evaluate``, by the CLI and by the workflow's config schema, which a test
+checks against these constants):
+
+* local budgets ``eps_i`` in ``[0, EPS_LOCAL_MAX]`` = [0, 50] and ``delta_i`` in [0, 1);
+* ``n`` from 2 to ``N_MAX`` = 10^8 users (identical budgets; distinct budgets are supported
+  and tested up to 10^7);
+* a central target ``delta`` in ``[DELTA_MIN, DELTA_MAX]`` = [1e-30, 0.99];
+* a central target ``eps``: any finite float >= 0.
+
+Every rigorous bound is sound, and checked against exact computations, over this whole range
+(docs/theory.md, "Numerics over the accepted range").
 """
 
 from __future__ import annotations
@@ -19,7 +32,72 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["BudgetProfile", "PrivacyTarget", "profile_from_spec"]
+__all__ = [
+    "EPS_LOCAL_MAX",
+    "N_MAX",
+    "DELTA_MIN",
+    "DELTA_MAX",
+    "check_target_delta",
+    "check_target_eps",
+    "BudgetProfile",
+    "PrivacyTarget",
+    "profile_from_spec",
+]
+
+#: Largest accepted local budget eps_i.
+EPS_LOCAL_MAX = 50.0
+#: Largest accepted number of users.
+N_MAX = 10**8
+#: Smallest accepted central target delta.
+DELTA_MIN = 1e-30
+#: Largest accepted central target delta.
+DELTA_MAX = 0.99
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def check_target_delta(delta: object, name: str = "delta") -> float:
+    """A central target delta as a float in ``[DELTA_MIN, DELTA_MAX]``.
+
+    >>> check_target_delta(1e-6)
+    1e-06
+    >>> check_target_delta(0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be in [1e-30, 0.99], got 0.0
+    >>> check_target_delta("1e-6")
+    Traceback (most recent call last):
+    ...
+    TypeError: delta must be a real number, got str '1e-6'
+    """
+    if not _is_real(delta):
+        raise TypeError(f"{name} must be a real number, got {type(delta).__name__} {delta!r:.60}")
+    d = float(delta)  # type: ignore[arg-type]
+    if not (DELTA_MIN <= d <= DELTA_MAX):  # also rejects nan
+        raise ValueError(f"{name} must be in [{DELTA_MIN:g}, {DELTA_MAX:g}], got {d!r}")
+    return d
+
+
+def check_target_eps(eps: object, name: str = "eps") -> float:
+    """A central target eps as a finite float >= 0.
+
+    >>> check_target_eps(800)
+    800.0
+    >>> check_target_eps(float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be finite and >= 0, got inf
+    """
+    if not _is_real(eps):
+        raise TypeError(f"{name} must be a real number, got {type(eps).__name__} {eps!r:.60}")
+    e = float(eps)  # type: ignore[arg-type]
+    if not (np.isfinite(e) and e >= 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {e!r}")
+    return e
 
 
 def _as_budget_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -35,11 +113,14 @@ def _as_budget_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
 
 
 def _check_eps(eps: NDArray[np.float64], name: str = "eps") -> None:
-    bad = ~np.isfinite(eps) | (eps < 0)
+    bad = ~np.isfinite(eps) | (eps < 0) | (eps > EPS_LOCAL_MAX)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         where = f"{name}[{i}] = " if eps.size > 1 else ""
-        raise ValueError(f"{name} must be finite and >= 0, got {where}{float(eps[i])!r}")
+        raise ValueError(
+            f"{name} must be finite and in [0, {EPS_LOCAL_MAX:g}] (the accepted local budgets), got "
+            f"{where}{float(eps[i])!r}"
+        )
 
 
 def _check_delta(delta: NDArray[np.float64], name: str = "delta") -> None:
@@ -69,7 +150,7 @@ class BudgetProfile:
     >>> BudgetProfile.from_arrays([1.0, -1.0])
     Traceback (most recent call last):
     ...
-    ValueError: eps must be finite and >= 0, got eps[1] = -1.0
+    ValueError: eps must be finite and in [0, 50] (the accepted local budgets), got eps[1] = -1.0
     """
 
     eps: NDArray[np.float64]
@@ -86,6 +167,8 @@ class BudgetProfile:
             delta = np.full(eps.shape, fill, dtype=np.float64)
         if eps.size < 2:
             raise ValueError(f"n (number of users) must be >= 2, got {eps.size}")
+        if eps.size > N_MAX:
+            raise ValueError(f"n (number of users) must be <= {N_MAX:.0e}, got {eps.size}")
         if delta.shape != eps.shape:
             raise ValueError(
                 f"delta must be a scalar or have one entry per user ({eps.size}), "
