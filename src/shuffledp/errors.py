@@ -7,7 +7,7 @@ region where a particular bound is proven to hold, so a sweep can skip the point
 
 from __future__ import annotations
 
-__all__ = ["ParameterRegimeError"]
+__all__ = ["ParameterRegimeError", "short_repr"]
 
 
 class ParameterRegimeError(ValueError):
@@ -19,3 +19,20 @@ class ParameterRegimeError(ValueError):
     ...     print(err)
     efmrtt19 requires eps0 <= 0.5, got 1.0
     """
+
+
+def short_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to at most ``limit`` characters, for error messages.
+
+    A user's input is echoed back in the message that rejects it, but never whole when it is
+    long (a 100,000-character argument gives a one-line message, not a screenful).
+
+    >>> short_repr("x" * 10)
+    "'xxxxxxxxxx'"
+    >>> short_repr("x" * 1000)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (1002 characters)"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 10]}... ({len(text)} characters)"
