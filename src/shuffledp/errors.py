@@ -30,7 +30,7 @@ def short_repr(value: object, limit: int = 60) -> str:
     >>> short_repr("x" * 10)
     "'xxxxxxxxxx'"
     >>> short_repr("x" * 1000)
-    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (1002 characters)"
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (1002 characters)"
     """
     text = repr(value)
     if len(text) <= limit:
