@@ -111,7 +111,7 @@ def test_blanket_bounds_dominate_exact_blanket_divergence_of_krr(k):
     for eps in (0.3, 0.8, 1.5):
         exact = _krr_exact_blanket_delta(n, eps0, eps, k)
         for name in ("blanket_hoeffding", "blanket_bennett"):
-            bound = get_bound(name).delta(profile=p, eps=eps, randomizer="krr", k=k)
+            bound = get_bound(name).delta(profile=p, eps=eps, blanket="krr", k=k)
             assert bound >= exact * (1 - 1e-9), (name, eps)
         if k == 2:
             assert exact >= get_bound("rr_exact").delta(profile=p, eps=eps) * (1 - 1e-9)
@@ -123,7 +123,7 @@ def test_generic_blanket_is_looser_than_krr_and_above_rr_exact():
     for name in ("blanket_hoeffding", "blanket_bennett"):
         b = get_bound(name)
         generic = b.eps(profile=p, delta=1e-6)
-        krr2 = b.eps(profile=p, delta=1e-6, randomizer="krr", k=2)
+        krr2 = b.eps(profile=p, delta=1e-6, blanket="krr", k=2)
         assert lower <= krr2 <= generic <= 1.0
 
 
@@ -158,10 +158,10 @@ def test_hoeffding_matches_formula_in_mpmath():
 def test_blanket_bad_options():
     b = get_bound("blanket_bennett")
     p = BudgetProfile.identical(n=1000, eps0=1.0)
-    with pytest.raises(ValueError, match="randomizer must be one of"):
-        b.eps(profile=p, delta=1e-6, randomizer="laplace")
+    with pytest.raises(ValueError, match="blanket must be one of"):
+        b.eps(profile=p, delta=1e-6, blanket="laplace")
     with pytest.raises(ValueError, match="k must be an integer >= 2, got 1"):
-        b.eps(profile=p, delta=1e-6, randomizer="krr", k=1)
+        b.eps(profile=p, delta=1e-6, blanket="krr", k=1)
     with pytest.raises(ValueError, match="unknown option"):
         b.eps(profile=p, delta=1e-6, kk=3)
 
@@ -227,10 +227,10 @@ def test_fmt21_local_delta_too_large_falls_back_to_trivial_or_raises():
         ("efmrtt19", BudgetProfile.identical(n=10_000, eps0=0.6), 1e-6, "eps0 <= 0.5"),
         ("efmrtt19", BudgetProfile.identical(n=999, eps0=0.5), 1e-6, "n >= 1000"),
         ("fmt21_closed", BudgetProfile.identical(n=1_000, eps0=4.0), 1e-6,
-         r"eps0 <= log\(n / \(16 log\(2/delta\)\)\)"),
+         r"eps0 <= log\(n / \(16 log\(4/delta\)\)\)"),
         ("fmt21_closed", BudgetProfile.identical(n=100, eps0=4.0), 1e-6, "some delta < 1"),
         ("fmt23_closed", BudgetProfile.identical(n=1_000, eps0=5.0), 1e-6,
-         r"n >= 8 log\(2/delta\)"),
+         r"n >= 8 log\(4/delta\)"),
         ("liu23_personalized", BudgetProfile.identical(n=1_000, eps0=4.0), 1e-6,
          r"S = sum_i p_i >= 16 log\(4/delta\)"),
         ("fmt23_closed", BudgetProfile.identical(n=10_000, eps0=1.0, delta0=1e-9), 1e-6,

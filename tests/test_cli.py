@@ -81,7 +81,7 @@ def test_table_and_csv_formats(capsys):
         == 0
     )
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "method,kind,eps,delta,status,note"
+    assert lines[0] == "method,kind,eps,delta,status,vacuous,below_lower,note"
     assert lines[1].startswith("gdp,approximate,0.5,")
 
 
@@ -147,6 +147,9 @@ def test_clone_option_selects_standard_clones(capsys):
                  "clones", "--format", "json"]) == 0
     stronger = json.loads(capsys.readouterr().out)["results"][0]
     assert stronger["eps"] < res["clones"]["eps"]
-    assert "binary/k-ary RR" in stronger["note"]
+    # identical budgets: stronger clones are a guarantee for binary RR, Duchi and k-RR only
+    assert stronger["covers"] == ["binary_rr", "duchi", "krr:3", "krr:10"]
+    assert "a guarantee for: binary_rr" in stronger["note"] and "laplace" not in stronger["note"]
+    assert "laplace" in res["clones"]["covers"]  # standard: any randomizer (identical)
     r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--clone", "weak")
     assert r.returncode == 2 and "invalid choice" in r.stderr

@@ -6,7 +6,9 @@ Examples::
     shuffledp bound --budgets budgets.csv --delta 1e-6 --method gdp,clones --format csv
     shuffledp list
 
-Bad input gives one readable line on stderr and exit code 2 (never a traceback).
+Bad input gives one readable line on stderr and exit code 2 (never a traceback); a soundness
+failure (a rigorous upper bound below an exact lower bound it should dominate) gives one line
+and exit code 3.
 """
 
 from __future__ import annotations
@@ -14,17 +16,28 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from shuffledp.bounds import KIND_LABELS, get_bound, list_bounds
-from shuffledp.compare import Evaluation, compare_bounds
+from shuffledp.compare import Evaluation, InconsistentBoundsError, compare_bounds
+from shuffledp.errors import short_repr
 from shuffledp.params import BudgetProfile
+from shuffledp.randomizers import get_randomizer
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+#: Exit code of a soundness failure (a rigorous upper bound below an exact lower bound).
+EXIT_SOUNDNESS = 3
+#: Randomizer families whose coverage each line reports (``--randomizer`` picks one).
+COVERAGE_CATALOG = ("binary_rr", "duchi", "krr:3", "krr:10", "oue:10", "laplace", "piecewise",
+                    "gaussian")
+#: Options that take a number, so that "--delta -1e-6" is read as a (bad) value, not a flag.
+_NUMERIC_OPTIONS = ("--n", "--eps0", "--delta0", "--delta", "--eps")
+_NUMBER = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 class _UsageError(Exception):
@@ -41,9 +54,10 @@ def _float(name: str):
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a number, got {short_repr(text)}") from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{name} must be finite, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must be finite, got {short_repr(text)}")
         return value
 
     return parse
@@ -54,9 +68,33 @@ def _int(name: str):
         try:
             return int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            if math.isfinite(value) and value == int(value) and abs(value) < 1e18:
+                return int(value)  # "1e5" is an integer too
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer, got {short_repr(text)}") from None
 
     return parse
+
+
+def _join_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--delta -1e-6`` -> ``--delta=-1e-6``: argparse reads a token like ``-1e-6`` as an
+    unknown flag, so a negative number would be reported as a missing value."""
+    out: list[str] = []
+    i = 0
+    args = list(argv)
+    while i < len(args):
+        tok = args[i]
+        if tok in _NUMERIC_OPTIONS and i + 1 < len(args) and _NUMBER.match(args[i + 1]):
+            out.append(f"{tok}={args[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
 
 
 def _build_parser() -> _Parser:
@@ -85,9 +123,12 @@ def _build_parser() -> _Parser:
         help="comma-separated bound names, or 'all' (default); see 'shuffledp list'",
     )
     b.add_argument("--clone", choices=["stronger", "standard"], default="stronger",
-                   help="clone probabilities of the clones bound: stronger (default; proven "
-                        "for binary/k-ary randomized response) or standard (any eps_i-LDP "
-                        "randomizer)")
+                   help="clone probabilities of the clones bound: stronger (default) or "
+                        "standard; which randomizers each covers on your profile is printed")
+    b.add_argument("--randomizer", metavar="SPEC",
+                   help="the local randomizer every user runs (binary_rr, duchi, krr:K, oue:D, "
+                        "laplace, piecewise, gaussian, duchi_l2, any): each line then says "
+                        "whether the bound is a guarantee for it")
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     sub.add_parser("list", help="list the registered bounds and what they cover")
@@ -117,30 +158,70 @@ def _methods(text: str) -> list[str]:
     return names
 
 
-def _rows(evals: Sequence[Evaluation]) -> list[dict]:
+def _coverage(e: Evaluation, profile: BudgetProfile, options: dict, randomizer) -> dict:
+    """Which randomizer families the bound's value holds for (upper bounds), or is a lower
+    bound for (lower bounds), on this profile."""
+    bound = get_bound(e.method)
+    opts = options.get(e.method, {})
+    if randomizer is not None:
+        cov = bound.covers(randomizer=randomizer, profile=profile, **opts)
+        return {"covers": [str(randomizer)] if cov.covered else [], "coverage": cov.reason}
+    covered = [spec for spec in COVERAGE_CATALOG
+               if bound.covers(randomizer=spec, profile=profile, **opts).covered]
+    return {"covers": covered, "coverage": ""}
+
+
+def _rows(evals: Sequence[Evaluation], profile: BudgetProfile, options: dict,
+          randomizer) -> list[dict]:
     rows = []
     for e in evals:
         row: dict = {"method": e.method, "kind": KIND_LABELS[e.kind]}
         if e.result is None:
-            row.update(eps=None, delta=None, status="not applicable", note=e.reason)
-        else:
-            row.update(eps=e.result.eps, delta=e.result.delta, status="ok", note="")
-            d = e.result.diagnostics
-            notes = []
+            row.update(eps=None, delta=None, status="not applicable", vacuous=None,
+                       below_lower=None, covers=[], note=e.reason)
+            rows.append(row)
+            continue
+        row.update(eps=e.result.eps, delta=e.result.delta, status="ok",
+                   vacuous=e.result.vacuous)
+        d = e.result.diagnostics
+        notes = []
+        if e.kind == "approximate":
+            row.update(below_lower=e.below_lower, lower_method=e.lower_method,
+                       lower_value=e.lower_value)
             if e.below_lower:
-                notes.append("WARNING: below the exact lower bound rr_exact, not a valid guarantee")
-            if d.get("clt_ok") is False:
-                notes.append(
-                    f"few clones ({d['expected_clones']:.3g} < {d['clt_threshold']:.3g}): "
-                    "CLT approximation unreliable"
-                )
-            if e.method == "clones" and d.get("clone") == "stronger":
-                notes.append("stronger clones: proven for binary/k-ary RR; --clone standard "
-                             "for any randomizer")
-            if d.get("reduced_to_identical"):
-                notes.append("identical-budget bound applied with eps0 = max eps_i")
-            row["note"] = "; ".join(notes)
-            row["below_lower"] = e.below_lower
+                notes.append(f"WARNING: below the exact lower bound {e.lower_method} "
+                             f"({e.lower_value:.6g}), not a valid guarantee")
+            elif e.below_lower is None:
+                notes.append(f"lower-bound check {e.lower_reason}")
+        else:
+            row["below_lower"] = None
+        if d.get("clt_ok") is False:
+            notes.append(
+                f"few clones ({d['expected_clones']:.3g} < {d['clt_threshold']:.3g}): "
+                "CLT approximation unreliable"
+            )
+        if e.result.vacuous:
+            notes.append("vacuous: no better than the local guarantee" if e.kind != "lower"
+                         else "vacuous: a lower bound of 0")
+        if d.get("reduced_to_identical"):
+            notes.append("identical-budget bound applied with eps0 = max eps_i")
+        if e.kind != "approximate":
+            cov = _coverage(e, profile, options, randomizer)
+            row.update(cov)
+            if randomizer is not None:
+                if e.kind == "upper":
+                    verdict = "a guarantee for" if cov["covers"] else "NOT a guarantee for"
+                else:
+                    verdict = "a lower bound for" if cov["covers"] else "not a lower bound for"
+                notes.append(f"{verdict} {randomizer}: {cov['coverage']}")
+            else:
+                word = "a guarantee for" if e.kind == "upper" else "a lower bound for"
+                fams = ", ".join(cov["covers"]) if cov["covers"] else "none of " + ", ".join(
+                    COVERAGE_CATALOG)
+                notes.append(f"{word}: {fams}")
+        else:
+            row["covers"] = []
+        row["note"] = "; ".join(notes)
         rows.append(row)
     return rows
 
@@ -165,20 +246,24 @@ def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namesp
 def _cmd_bound(args: argparse.Namespace) -> int:
     profile = _profile(args)
     methods = _methods(args.method)
+    randomizer = get_randomizer(args.randomizer) if args.randomizer is not None else None
     options = {"clones": {"clone": args.clone}} if "clones" in methods else {}
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,
                            options=options)
-    rows = _rows(evals)
+    rows = _rows(evals, profile, options, randomizer)
     if args.format == "json":
         print(
             json.dumps(
-                {"n": profile.n, "delta": args.delta, "eps": args.eps, "results": rows}, indent=2
+                {"n": profile.n, "delta": args.delta, "eps": args.eps,
+                 "randomizer": None if randomizer is None else str(randomizer),
+                 "results": rows},
+                indent=2,
             )
         )
     elif args.format == "csv":
         import csv
 
-        fields = ["method", "kind", "eps", "delta", "status", "note"]
+        fields = ["method", "kind", "eps", "delta", "status", "vacuous", "below_lower", "note"]
         w = csv.DictWriter(
             sys.stdout, fieldnames=fields, extrasaction="ignore", lineterminator="\n"
         )
@@ -191,25 +276,33 @@ def _cmd_bound(args: argparse.Namespace) -> int:
 
 
 def _cmd_list() -> int:
-    print(f"{'method':<20} {'kind':<15} {'personalized':<13} {'local delta':<12} randomizers")
+    print(f"{'method':<20} {'kind':<15} {'personalized':<13} {'local delta':<12} covers")
     for name in list_bounds():
         i = get_bound(name).info
         print(
             f"{name:<20} {i.kind_label:<15} {'yes' if i.personalized else 'no':<13} "
-            f"{'yes' if i.approx_ldp else 'no':<12} {','.join(i.randomizers)}"
+            f"{'yes' if i.approx_ldp else 'no':<12} {i.coverage_note or ','.join(i.randomizers)}"
         )
+    print("\nWhat a bound covers on your own profile: shuffledp bound ... --randomizer SPEC")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 3 soundness failure)."""
     try:
-        args = _build_parser().parse_args(argv)
+        raw = sys.argv[1:] if argv is None else list(argv)
+        args = _build_parser().parse_args(_join_negative_values(raw))
         if args.command == "list":
             return _cmd_list()
         return _cmd_bound(args)
-    except (_UsageError, ValueError, TypeError, OSError) as err:
-        print(f"shuffledp: error: {err}", file=sys.stderr)
+    except InconsistentBoundsError as err:
+        print(f"shuffledp: {err}", file=sys.stderr)
+        return EXIT_SOUNDNESS
+    except (_UsageError, ValueError, TypeError, OSError, OverflowError) as err:
+        text = " ".join(str(err).split())  # one line
+        if len(text) > 300:
+            text = f"{text[:280]}... ({len(text)} characters)"
+        print(f"shuffledp: error: {text}", file=sys.stderr)
         return EXIT_USAGE
 
 

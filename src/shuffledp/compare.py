@@ -1,44 +1,152 @@
-"""Evaluate several registered bounds side by side, with the validity cross-check.
+"""Evaluate several registered bounds side by side, with the validity checks.
 
-:func:`compare_bounds` evaluates each requested bound on one profile and target, records the
-reason for every bound that does not apply (:class:`~shuffledp.errors.ParameterRegimeError`),
-and flags approximate results that claim *less* privacy loss than an exact lower bound
-(``below_lower``): such a number is certainly not a valid guarantee for the randomizer behind
-that lower bound.
+:func:`compare_bounds` evaluates each requested bound on one profile and target and records the
+reason for every bound that does not apply (:class:`~shuffledp.errors.ParameterRegimeError`).
+Two checks run on the results:
+
+* **the consistency alarm**: a rigorous upper bound below an exact lower bound of a randomizer
+  it covers (:meth:`~shuffledp.bounds.base.Bound.covers`) is a soundness failure of one of the
+  two, so it raises :class:`InconsistentBoundsError` naming both, never a silent row.  The
+  tolerance is relative, ``CONSISTENCY_RTOL`` = 1e-6 (the inversions are accurate to 1e-8 and
+  each bound's numerical slack is on its own safe side), plus 1e-9 in eps / 1e-15 in delta;
+* **the lower-bound check of approximations**: every approximation (the paper's ``gdp``) is
+  compared with an exact lower bound, ``below_lower`` = True when it claims less privacy loss
+  than a real shuffled randomizer has.  When the caller did not ask for a lower bound,
+  ``rr_exact`` is computed behind the scenes if that is cheap (:func:`lower_bound_check`:
+  identical budgets, or personalized profiles up to ``LOWER_CHECK_MAX_N`` = 10^6 users, about
+  1.5 s there); otherwise ``below_lower`` is ``None`` (not checked), never False by default.
 
 >>> from shuffledp import BudgetProfile
 >>> rows = compare_bounds(BudgetProfile.identical(n=1000, eps0=4.0), delta=1e-6,
 ...                       methods=["gdp"])
->>> rows[0].result.method, rows[0].ok
-('gdp', True)
+>>> rows[0].result.method, rows[0].ok, rows[0].below_lower, rows[0].lower_method
+('gdp', True, True, 'rr_exact')
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shuffledp.bounds import BoundResult, get_bound, list_bounds
-from shuffledp.errors import ParameterRegimeError
-from shuffledp.params import BudgetProfile
+from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.params import BudgetProfile, check_target_delta, check_target_eps
+from shuffledp.randomizers import get_randomizer
 
-__all__ = ["Evaluation", "compare_bounds"]
+__all__ = [
+    "CONSISTENCY_RTOL",
+    "LOWER_CHECK_MAX_N",
+    "Evaluation",
+    "LowerCheck",
+    "InconsistentBoundsError",
+    "compare_bounds",
+    "lower_bound_check",
+]
+
+#: Relative tolerance of the consistency alarm (see the module docstring).
+CONSISTENCY_RTOL = 1e-6
+#: Largest personalized profile for which ``rr_exact`` is computed behind the scenes.
+LOWER_CHECK_MAX_N = 10**6
+
+
+class InconsistentBoundsError(RuntimeError):
+    """A rigorous upper bound is below an exact lower bound for a randomizer it covers."""
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A bound's result, or the reason it does not apply."""
+    """A bound's result, or the reason it does not apply.
+
+    ``below_lower``: for approximations, whether the value claims less privacy loss than the
+    exact lower bound ``lower_method`` (value ``lower_value``: its eps when the target is a
+    delta, its delta when the target is an eps); ``None`` when not checked (then
+    ``lower_reason`` says why) and for bounds that are not approximations.
+    """
 
     method: str
     kind: str
     result: BoundResult | None
     reason: str = ""
-    below_lower: bool = False
+    below_lower: bool | None = None
+    lower_method: str | None = None
+    lower_value: float | None = None
+    lower_reason: str = ""
 
     @property
     def ok(self) -> bool:
         return self.result is not None
+
+
+@dataclass(frozen=True)
+class LowerCheck:
+    """Outcome of :func:`lower_bound_check`."""
+
+    checked: bool
+    below_lower: bool | None
+    lower_method: str | None = None
+    lower_value: float | None = None
+    reason: str = ""
+
+
+def _is_below(value: float, lower: float, target: str) -> bool:
+    """value < lower beyond the consistency tolerance (eps when the target is a delta)."""
+    atol = 1e-9 if target == "delta" else 1e-15
+    return value < lower * (1.0 - CONSISTENCY_RTOL) - atol
+
+
+def _lower_randomizer(method: str, options: Mapping[str, Any]):
+    bound = get_bound(method)
+    spec = bound.info.randomizers[0]
+    if spec.startswith("krr"):
+        spec = f"krr:{options.get('k', bound.info.options.get('k', 3))}"
+    return get_randomizer(spec)
+
+
+def lower_bound_check(
+    profile: BudgetProfile,
+    *,
+    value: float,
+    delta: float | None = None,
+    eps: float | None = None,
+    lowers: Sequence[Evaluation] | None = None,
+) -> LowerCheck:
+    """Is ``value`` (an eps at target ``delta``, or a delta at target ``eps``) below an exact
+    lower bound for ``profile``?  Uses the lower bounds in ``lowers`` when given, else computes
+    ``rr_exact`` when it is cheap (identical budgets, or n <= ``LOWER_CHECK_MAX_N``).
+
+    This is the check :func:`compare_bounds` runs on every approximation; use it next to a
+    single bound, e.g. ``get_bound("gdp").eps(...)``:
+
+    >>> from shuffledp import BudgetProfile, get_bound
+    >>> p = BudgetProfile.identical(n=1000, eps0=4.0)
+    >>> e = get_bound("gdp").eps(profile=p, delta=1e-6)
+    >>> c = lower_bound_check(p, value=e, delta=1e-6)
+    >>> c.checked, c.below_lower, c.lower_method, round(c.lower_value, 3)
+    (True, True, 'rr_exact', 1.691)
+    """
+    if (delta is None) == (eps is None):
+        raise ValueError("give exactly one of delta (value is an eps) or eps (value is a delta)")
+    target = "delta" if delta is not None else "eps"
+    candidates = [e for e in (lowers or []) if e.ok and e.kind == "lower"]
+    if not candidates:
+        if not profile.is_identical and profile.n > LOWER_CHECK_MAX_N:
+            return LowerCheck(False, None, reason=(
+                f"not checked: rr_exact on {profile.n} distinct budgets is beyond the "
+                f"behind-the-scenes limit of {LOWER_CHECK_MAX_N} users (request it with "
+                "--method ...,rr_exact)"))
+        try:
+            res = get_bound("rr_exact").evaluate(profile=profile, delta=delta, eps=eps)
+        except ParameterRegimeError as err:
+            return LowerCheck(False, None, reason=f"not checked: rr_exact: {err}")
+        candidates = [Evaluation("rr_exact", "lower", res)]
+    best = max(candidates, key=lambda e: e.result.eps if target == "delta" else e.result.delta)
+    assert best.result is not None
+    low = best.result.eps if target == "delta" else best.result.delta
+    below = _is_below(float(value), low, target)
+    return LowerCheck(True, below, best.method, float(low),
+                      f"{'below' if below else 'not below'} the exact lower bound "
+                      f"{best.method} ({low:.6g})")
 
 
 def compare_bounds(
@@ -48,17 +156,39 @@ def compare_bounds(
     eps: float | None = None,
     methods: Sequence[str] | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    check_lower: bool = True,
 ) -> list[Evaluation]:
     """Evaluate ``methods`` (default: every registered bound) at ``delta`` or ``eps``.
 
     ``options`` maps a method name to its keyword options (e.g.
     ``{"clones": {"clone": "standard"}}``).  Unknown names raise ``ValueError`` before
     anything is computed.  A bound outside its validity region gives an :class:`Evaluation`
-    with ``result=None`` and the reason.
+    with ``result=None`` and the reason.  Raises :class:`InconsistentBoundsError` when a
+    rigorous upper bound is below an exact lower bound of a randomizer it covers; runs the
+    lower-bound check of every approximation unless ``check_lower=False`` (module docstring).
     """
+    if not isinstance(profile, BudgetProfile):
+        raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+    if (delta is None) == (eps is None):
+        raise ValueError("give exactly one of delta (to get eps) or eps (to get delta)")
+    if delta is not None:
+        delta = check_target_delta(delta)
+    else:
+        eps = check_target_eps(eps)
+    if isinstance(methods, str):
+        raise TypeError(
+            f"methods must be a list of bound names, got the string {short_repr(methods)} "
+            f"(use [{methods!r}])"
+        )
     names = list(methods) if methods is not None else list_bounds()
+    for m in names:
+        if not isinstance(m, str):
+            raise TypeError(f"methods must contain bound names (str), got {short_repr(m)}")
     bounds = [get_bound(m) for m in names]  # fail fast on unknown names
-    opts = dict(options or {})
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a mapping of bound name to options, got "
+                        f"{type(options).__name__}")
+    opts = {k: dict(v) for k, v in (options or {}).items()}
     for m in opts:
         get_bound(m)
     out: list[Evaluation] = []
@@ -69,17 +199,49 @@ def compare_bounds(
             out.append(Evaluation(method=b.name, kind=b.info.kind, result=None, reason=str(err)))
             continue
         out.append(Evaluation(method=b.name, kind=b.info.kind, result=res))
-    lowers = [e.result for e in out if e.ok and e.kind == "lower"]
-    if not lowers:
+    target = "delta" if delta is not None else "eps"
+    _consistency_alarm(out, profile, target, opts)
+    if not check_lower:
         return out
-    flagged = []
+    lowers = [e for e in out if e.ok and e.kind == "lower"]
+    checked = []
     for e in out:
         if e.ok and e.kind == "approximate":
             assert e.result is not None
-            if delta is not None:
-                below = any(e.result.eps < lo.eps for lo in lowers)
-            else:
-                below = any(e.result.delta < lo.delta for lo in lowers)
-            e = Evaluation(e.method, e.kind, e.result, e.reason, below_lower=below)
-        flagged.append(e)
-    return flagged
+            value = e.result.eps if target == "delta" else e.result.delta
+            c = lower_bound_check(profile, value=value, delta=delta, eps=eps, lowers=lowers)
+            if c.checked and not lowers and c.lower_method is not None:
+                # computed behind the scenes once: reuse it for the next approximation
+                res = get_bound(c.lower_method).evaluate(profile=profile, delta=delta, eps=eps)
+                lowers = [Evaluation(c.lower_method, "lower", res)]
+            e = replace(e, below_lower=c.below_lower, lower_method=c.lower_method,
+                        lower_value=c.lower_value, lower_reason=c.reason)
+        checked.append(e)
+    return checked
+
+
+def _consistency_alarm(
+    out: Sequence[Evaluation], profile: BudgetProfile, target: str,
+    opts: Mapping[str, Mapping[str, Any]],
+) -> None:
+    lowers = [e for e in out if e.ok and e.kind == "lower"]
+    uppers = [e for e in out if e.ok and e.kind == "upper"]
+    for lo in lowers:
+        assert lo.result is not None
+        fam = _lower_randomizer(lo.method, opts.get(lo.method, {}))
+        lo_val = lo.result.eps if target == "delta" else lo.result.delta
+        for up in uppers:
+            assert up.result is not None
+            up_val = up.result.eps if target == "delta" else up.result.delta
+            if not _is_below(up_val, lo_val, target):
+                continue
+            cov = get_bound(up.method).covers(randomizer=fam, profile=profile,
+                                              **opts.get(up.method, {}))
+            if cov.covered:
+                what = "eps" if target == "delta" else "delta"
+                raise InconsistentBoundsError(
+                    f"soundness failure: the rigorous upper bound {up.method} ({what} = "
+                    f"{up_val:.9g}) is below the exact lower bound {lo.method} ({what} = "
+                    f"{lo_val:.9g}) for {fam}, which {up.method} covers on this profile "
+                    f"(n = {profile.n}); please report it"
+                )

@@ -11,12 +11,23 @@ Whichever is missing is derived through the shared inversion in :mod:`shuffledp.
 rounded to the bound's safe side (``upper`` for upper bounds and approximations, ``lower``
 for lower bounds).
 
-An *upper* bound that holds only for identical budgets (``personalized=False``) is applied
-to a personalized profile through the worst user, ``eps0 = max_i eps_i`` and
-``delta0 = max_i delta_i``: every user's randomizer is then ``(eps0, delta0)``-LDP, so the
-identical-budget theorem applies and the result stays valid (only looser).  The result record
-says so (``diagnostics["reduced_to_identical"]``).  A lower bound is never reduced this way
-(that would not be a lower bound): it raises ``ParameterRegimeError`` instead.
+An *upper* bound that holds only for identical budgets (``personalized=False``) is evaluated
+on a personalized profile through the worst user, ``eps0 = max_i eps_i`` and
+``delta0 = max_i delta_i``; the result record says so (``diagnostics["reduced_to_identical"]``).
+Whether that number is a guarantee depends on the randomizer: the identical-budget theorems
+are about *one* randomizer shared by all users, and users with different budgets run different
+randomizers.  For clone-based theorems (``BoundInfo.clone_mass``) the reduction is valid when
+every user dominates the theorem's clone mass at eps0 against every victim (docs/theory.md,
+"Identical-budget theorems on personalized profiles"); :meth:`Bound.covers` answers it for a
+randomizer family and a profile, and every place that decides "covered" asks it.  A lower
+bound is never reduced this way (that would not be a lower bound): it raises
+``ParameterRegimeError`` instead.
+
+Result records: ``eps`` / ``delta`` on the bound's safe side, capped by the local guarantee
+(``eps <= max eps_i`` when every user is pure or the target delta is at least max delta_i),
+and ``vacuous`` when the value carries no information: an upper bound or approximation no
+better than the local guarantee alone (eps >= max eps_i, or delta at least the local-only
+delta at that eps), a lower bound of 0.
 """
 
 from __future__ import annotations
@@ -27,17 +38,35 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scipy import special
+
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import delta_from_eps, eps_from_delta
-from shuffledp.params import BudgetProfile
+from shuffledp.params import BudgetProfile, check_target_delta, check_target_eps
+from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
 
-__all__ = ["Kind", "BoundInfo", "Bound", "BoundResult", "KIND_LABELS"]
+__all__ = [
+    "Kind",
+    "BoundInfo",
+    "Bound",
+    "BoundResult",
+    "Coverage",
+    "KIND_LABELS",
+    "CLONE_MASSES",
+    "local_only_delta",
+]
 
 #: ``approximate``: no guarantee (e.g. a central-limit approximation);
 #: ``upper``: a rigorous upper bound on the central delta(eps) / eps(delta);
 #: ``lower``: an exact value for one specific randomizer, hence a lower bound on the worst
 #: case over all randomizers with those budgets.
 Kind = Literal["approximate", "upper", "lower"]
+
+#: Tolerances of the eps(delta) inversion of every bound (``side`` as in
+#: :func:`shuffledp.numerics.invert_monotone`): eps is returned within
+#: max(1e-10, 1e-8 eps) of the crossing, on the bound's safe side.
+INVERSION_RTOL = 1e-8
+INVERSION_ATOL = 1e-10
 
 KIND_LABELS: Mapping[str, str] = {
     "approximate": "approximate",
@@ -58,8 +87,16 @@ class BoundInfo:
     citation: paper, theorem / equation, arXiv id.
     personalized: the theorem itself handles heterogeneous budgets.
     approx_ldp: the theorem handles local ``delta_i > 0``.
-    randomizers: which local randomizers it covers (``"any"``, ``"binary_rr"``, ``"krr"``...).
+    randomizers: upper bounds: the randomizer families (:mod:`shuffledp.randomizers` specs) the
+        theorem covers with identical budgets (``"any"`` = every pure eps0-LDP randomizer);
+        lower bounds: the randomizer whose exact curve it computes.  What a bound covers for
+        a given profile is :meth:`Bound.covers`.
     options: the keyword options its functions accept, with their defaults.
+    clone_mass: for identical-budget theorems proven through the clone reduction, the clone
+        probability they use at eps0 (``"standard"`` e^{-eps0}, ``"stronger"``
+        2/(1+e^{eps0})): the coverage of a family is then decided by domination (module
+        docstring); ``None`` for other theorems.
+    coverage_note: one line for ``shuffledp list``: what the bound covers, in words.
     """
 
     name: str
@@ -70,6 +107,8 @@ class BoundInfo:
     approx_ldp: bool
     randomizers: tuple[str, ...] = ("any",)
     options: Mapping[str, Any] = field(default_factory=dict)
+    clone_mass: str | None = None
+    coverage_note: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KIND_LABELS:
@@ -77,15 +116,56 @@ class BoundInfo:
         plain = self.name.replace("_", "")
         if not plain or not plain.isalnum() or self.name.lower() != self.name:
             raise ValueError(f"name must be lower-case snake_case, got {self.name!r}")
+        if self.clone_mass is not None and self.clone_mass not in CLONE_MASSES:
+            raise ValueError(
+                f"clone_mass must be one of {sorted(CLONE_MASSES)} or None, got "
+                f"{self.clone_mass!r}"
+            )
 
     @property
     def kind_label(self) -> str:
         return KIND_LABELS[self.kind]
 
 
+#: The clone probabilities of the clone-based theorems, as functions of the budget.
+CLONE_MASSES: Mapping[str, Callable[[float], float]] = {
+    "standard": lambda e: math.exp(-e),  # FMT21, Theorem 3.2
+    "stronger": lambda e: 2.0 / (1.0 + math.exp(e)),  # FMT23 (with Errata)
+}
+
+
+def local_only_delta(profile: BudgetProfile, eps: float) -> float:
+    """The delta(eps) that the local guarantee alone gives, without shuffling: every user is
+    (eps_max, delta_max)-LDP, and the largest hockey-stick divergence of an eps_max-DP pair is
+    that of randomized response, (e^{eps_max} - e^{eps}) / (1 + e^{eps_max}) for eps < eps_max
+    (Kairouz, Oh, Viswanath, ICML 2015, Theorem 2.1).
+
+    >>> from shuffledp import BudgetProfile
+    >>> round(local_only_delta(BudgetProfile.identical(n=2, eps0=math.log(3.0)), 0.0), 12)
+    0.5
+    """
+    e_max, d_max = profile.eps_max, profile.delta_max
+    if eps >= e_max:
+        return d_max
+    pure = -float(special.expit(e_max)) * math.expm1(eps - e_max)
+    return d_max + (1.0 - d_max) * pure
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether a bound's guarantee holds for a randomizer family and a profile, and why."""
+
+    covered: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.covered
+
+
 @dataclass(frozen=True)
 class BoundResult:
-    """One evaluation of a bound: the central ``(eps, delta)`` and diagnostics."""
+    """One evaluation of a bound: the central ``(eps, delta)``, whether the value is vacuous
+    (carries no information, see the module docstring), and diagnostics."""
 
     method: str
     kind: Kind
@@ -94,6 +174,7 @@ class BoundResult:
     n: int
     seconds: float
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    vacuous: bool = False
 
     def as_row(self) -> dict[str, Any]:
         """A flat dict for a tidy table (diagnostics prefixed with nothing)."""
@@ -104,6 +185,7 @@ class BoundResult:
             "delta": self.delta,
             "n": self.n,
             "seconds": self.seconds,
+            "vacuous": self.vacuous,
         }
         row.update(self.diagnostics)
         return row
@@ -113,6 +195,52 @@ DeltaFn = Callable[..., float]
 EpsFn = Callable[..., float]
 DiagFn = Callable[..., Mapping[str, Any]]
 CheckFn = Callable[..., None]
+CoversFn = Callable[..., Coverage]
+
+
+def default_coverage(info: BoundInfo, randomizer: Randomizer, profile: BudgetProfile) -> Coverage:
+    """What a bound covers from its declarations (see :class:`BoundInfo` and the module
+    docstring); bounds whose coverage depends on their options supply ``covers_fn``."""
+    r = randomizer
+    name = info.name
+    if info.kind == "approximate":
+        return Coverage(False, f"{name} is an approximation: not a guarantee for any randomizer")
+    if info.kind == "lower":
+        own = [get_randomizer(s) for s in info.randomizers]
+        if any(r.includes(o) for o in own):
+            return Coverage(True, f"exact curve of {own[0]}, one of the {r} protocols: a lower "
+                                  "bound for it")
+        return Coverage(False, f"{name} is the exact curve of {', '.join(map(str, own))}, which "
+                               f"is not a {r} protocol")
+    if not profile.is_pure and not info.approx_ldp:
+        return Coverage(False, f"{name} holds for pure local DP only (the profile has "
+                               "delta_i > 0)")
+    if not r.pure:
+        if info.approx_ldp and not info.personalized and profile.is_identical:
+            return Coverage(True, f"{name}: identical (eps0, delta0)-LDP randomizers "
+                                  "(FMT21 Theorem 3.8)")
+        return Coverage(False, f"{r} is not pure LDP; {name} covers it only with identical "
+                               "budgets through its (eps0, delta0) extension, if it has one")
+    if info.clone_mass is not None:
+        eps0 = profile.eps_max
+        need = CLONE_MASSES[info.clone_mass](eps0)
+        values, counts, _ = budget_tiers(profile)
+        dom = domination(r, eps=values, required=need, counts=counts)
+        where = "identical budgets" if profile.is_identical else (
+            "personalized profile through the worst user (eps0 = max eps_i)")
+        if dom.holds:
+            return Coverage(True, f"{name} ({info.clone_mass} clones) on {where}: every user "
+                                  f"dominates the clone mass {need:.4g} of eps0 = {eps0:g}")
+        return Coverage(False, f"{name} ({info.clone_mass} clones) on {where}: {dom.reason}")
+    if not profile.is_identical:
+        return Coverage(False, f"{name} is an identical-budget theorem not proven through "
+                               "clones: its worst-user reduction is not proven for personalized "
+                               "budgets")
+    families = [s for s in info.randomizers]
+    if "any" in families or any(get_randomizer(s).includes(r) or get_randomizer(s) == r
+                                for s in families):
+        return Coverage(True, f"{name} covers {r} with identical budgets")
+    return Coverage(False, f"{name} covers {', '.join(families)} only")
 
 
 @dataclass(frozen=True)
@@ -120,8 +248,11 @@ class Bound:
     """A registered bound: metadata plus its pure functions.
 
     ``check_fn(*, profile, **options)`` raises :class:`ParameterRegimeError` outside the
-    validity region (it is called before every evaluation).  ``diagnostics_fn(*, profile,
-    eps, delta, **options)`` returns extra columns for the result record.
+    validity region (it is called before every evaluation).  ``covers_fn(*, family, profile,
+    **options)`` returns the :class:`Coverage` of a :class:`~shuffledp.randomizers.Randomizer`
+    when it depends on the options (default: :func:`default_coverage`).
+    ``diagnostics_fn(*, profile, eps, delta, **options)`` returns extra columns for the result
+    record.
     """
 
     info: BoundInfo
@@ -129,6 +260,7 @@ class Bound:
     eps_fn: EpsFn | None = None
     check_fn: CheckFn | None = None
     diagnostics_fn: DiagFn | None = None
+    covers_fn: CoversFn | None = None
     eps_max: float = 1e3
 
     def __post_init__(self) -> None:
@@ -180,19 +312,44 @@ class Bound:
         return profile, opts
 
     # ------------------------------------------------------------------ public API
+    def covers(self, *, randomizer: Any, profile: BudgetProfile, **options: Any) -> Coverage:
+        """Whether this bound's guarantee holds when every user i runs ``randomizer`` (a family
+        spec such as ``"krr:10"``, see :mod:`shuffledp.randomizers`) with budget eps_i.
+
+        >>> from shuffledp import BudgetProfile, get_bound
+        >>> p = BudgetProfile.from_arrays([0.5, 2.0, 4.0])
+        >>> get_bound("clones").covers(randomizer="binary_rr", profile=p).covered
+        True
+        >>> get_bound("clones").covers(randomizer="laplace", profile=p, clone="standard").covered
+        False
+        """
+        r = get_randomizer(randomizer)
+        if not isinstance(profile, BudgetProfile):
+            raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+        opts = self._options(options)
+        if self.covers_fn is not None:
+            return self.covers_fn(family=r, profile=profile, **opts)
+        return default_coverage(self.info, r, profile)
+
     def delta(self, *, profile: BudgetProfile, eps: float, **options: Any) -> float:
         """Central ``delta(eps)`` for ``profile`` (safe side for the bound's kind)."""
-        if not math.isfinite(eps) or eps < 0:
-            raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+        eps = check_target_eps(eps)
         prof, opts = self.prepare(profile, **options)
         return self._delta(prof, eps, opts)
 
     def eps(self, *, profile: BudgetProfile, delta: float, **options: Any) -> float:
         """Central ``eps(delta)`` for ``profile`` (safe side for the bound's kind)."""
-        if not (0.0 < delta < 1.0):
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+        delta = check_target_delta(delta)
         prof, opts = self.prepare(profile, **options)
-        return self._eps(prof, delta, opts)
+        return self._capped(prof, delta, self._eps(prof, delta, opts))
+
+    def _capped(self, prof: BudgetProfile, delta: float, eps: float) -> float:
+        """The local guarantee caps a rigorous or exact eps: the shuffled output is a
+        post-processing of the local reports, so (eps_max, delta_max)-DP holds; when every user
+        is pure or delta >= delta_max, eps <= eps_max."""
+        if self.info.kind != "approximate" and (prof.is_pure or delta >= prof.delta_max):
+            return min(eps, prof.eps_max)
+        return eps
 
     def _delta(self, prof: BudgetProfile, eps: float, opts: dict) -> float:
         if self.delta_fn is not None:
@@ -214,13 +371,20 @@ class Bound:
                 delta,
                 side=self.side,
                 eps_max=self.eps_max,
-                rtol=1e-6,
-                atol=1e-9,
+                rtol=INVERSION_RTOL,
+                atol=INVERSION_ATOL,
             )
         except ValueError as err:
             raise ParameterRegimeError(
                 f"{self.name} cannot certify delta = {delta:g} for any eps <= {self.eps_max:g}"
             ) from err
+
+    def _vacuous(self, prof: BudgetProfile, eps: float, delta: float, target: str) -> bool:
+        if self.info.kind == "lower":
+            return (eps <= 0.0) if target == "delta" else (delta <= 0.0)
+        if target == "delta":
+            return eps >= prof.eps_max * (1.0 - 1e-9)
+        return eps >= prof.eps_max or delta >= local_only_delta(prof, eps) * (1.0 - 1e-12)
 
     def evaluate(
         self,
@@ -233,17 +397,20 @@ class Bound:
         """Evaluate at a target ``delta`` (gives eps) or ``eps`` (gives delta)."""
         if (delta is None) == (eps is None):
             raise ValueError("give exactly one of delta (to get eps) or eps (to get delta)")
+        if delta is not None:
+            delta = check_target_delta(delta)
+        else:
+            eps = check_target_eps(eps)
         start = time.perf_counter()
         prof, opts = self.prepare(profile, **options)
         if delta is not None:
-            if not (0.0 < delta < 1.0):
-                raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-            eps_val, delta_val = self._eps(prof, delta, opts), float(delta)
+            eps_val = self._capped(prof, delta, self._eps(prof, delta, opts))
+            delta_val = float(delta)
+            target = "delta"
         else:
             assert eps is not None
-            if not math.isfinite(eps) or eps < 0:
-                raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
             eps_val, delta_val = float(eps), self._delta(prof, eps, opts)
+            target = "eps"
         seconds = time.perf_counter() - start
         diag: dict[str, Any] = {}
         if prof is not profile:
@@ -258,4 +425,5 @@ class Bound:
             n=profile.n,
             seconds=seconds,
             diagnostics=diag,
+            vacuous=self._vacuous(prof, eps_val, delta_val, target),
         )

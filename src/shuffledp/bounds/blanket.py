@@ -29,7 +29,7 @@ P(Bin(n-1, g) = m-1)`` turns the 1/m into 1/(gamma n).)  E[L] = 1 - e^eps =: -a.
   ``delta = b_+ / (gamma n log(1 + beta)) * ((1 - gamma + gamma e^{-alpha h(beta)})^n
   - (1 - gamma)^n)``.
 
-The parameters per randomizer (option ``randomizer``):
+The parameters per blanket (option ``blanket``):
 
 * ``"generic"`` (any eps0-LDP randomizer): gamma = e^{-eps0}; mu_b / omega lies in
   [e^{-eps0}, e^{eps0}], so b = (e^eps + 1)(e^{eps0} - e^{-eps0}), b_+ = e^{eps0} - e^{eps - eps0},
@@ -48,7 +48,7 @@ tests/test_baselines.py against the exact blanket divergence of k-RR and the exa
 shuffled randomized response.
 
 Validity.  Pure LDP (``approx_ldp=False``), identical budgets (a personalized profile is reduced
-to eps0 = max_i eps_i), every n >= 2.  ``randomizer="krr"`` covers only k-ary randomized response
+to eps0 = max_i eps_i), every n >= 2.  ``blanket="krr"`` covers only k-ary randomized response
 with that k; ``"generic"`` covers every eps0-LDP randomizer.  For eps >= eps0 the local
 guarantee gives delta = 0; for eps = 0 the bounds are vacuous and delta = 1 is returned.
 ``eps(delta)`` comes from the shared inversion, on the safe side.
@@ -64,12 +64,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.params import BudgetProfile
+from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
 
 __all__ = ["RANDOMIZERS", "blanket_parameters", "hoeffding_delta", "bennett_delta",
-           "HOEFFDING", "BENNETT"]
+           "blanket_coverage", "HOEFFDING", "BENNETT"]
 
 #: Smallest positive float: a delta that underflows is reported as this, never as 0.
 _TINY = math.ulp(0.0)
@@ -77,26 +78,26 @@ _TINY = math.ulp(0.0)
 RANDOMIZERS = ("generic", "krr")
 
 
-def _check(*, profile: BudgetProfile, randomizer: str = "generic", k: int = 2) -> None:
-    if randomizer not in RANDOMIZERS:
-        raise ValueError(f"randomizer must be one of {list(RANDOMIZERS)}, got {randomizer!r}")
+def _check(*, profile: BudgetProfile, blanket: str = "generic", k: int = 2) -> None:
+    if blanket not in RANDOMIZERS:
+        raise ValueError(f"blanket must be one of {list(RANDOMIZERS)}, got {blanket!r}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise ValueError(f"k must be an integer >= 2, got {k!r}")
 
 
 def blanket_parameters(
-    *, eps0: float, eps: float, randomizer: str = "generic", k: int = 2
+    *, eps0: float, eps: float, blanket: str = "generic", k: int = 2
 ) -> tuple[float, float, float, float, float]:
-    """``(gamma, a, width, top, second)`` for the randomizer (module docstring).
+    """``(gamma, a, width, top, second)`` for the blanket (module docstring).
 
-    >>> g, a, w, t, c = blanket_parameters(eps0=math.log(3.0), eps=0.0, randomizer="krr", k=2)
+    >>> g, a, w, t, c = blanket_parameters(eps0=math.log(3.0), eps=0.0, blanket="krr", k=2)
     >>> round(g, 12), round(w, 12), round(t, 12)
     (0.5, 2.0, 1.0)
     """
-    _check(profile=None, randomizer=randomizer, k=k)  # type: ignore[arg-type]
+    _check(profile=None, blanket=blanket, k=k)  # type: ignore[arg-type]
     big_e = math.exp(eps)
     a = math.expm1(eps)
-    if randomizer == "generic":
+    if blanket == "generic":
         gamma = math.exp(-eps0)
         width = (big_e + 1.0) * 2.0 * math.sinh(eps0)
         top = math.exp(eps0) - math.exp(eps - eps0)
@@ -118,7 +119,7 @@ def _h_lower(u: float) -> float:
 
 
 def hoeffding_delta(
-    *, profile: BudgetProfile, eps: float, randomizer: str = "generic", k: int = 2
+    *, profile: BudgetProfile, eps: float, blanket: str = "generic", k: int = 2
 ) -> float:
     """delta(eps) of the Hoeffding blanket bound (module docstring)."""
     eps0, n = profile.eps_max, profile.n
@@ -126,7 +127,7 @@ def hoeffding_delta(
         return 0.0
     if eps <= 0.0:
         return 1.0
-    gamma, a, width, _, _ = blanket_parameters(eps0=eps0, eps=eps, randomizer=randomizer, k=k)
+    gamma, a, width, _, _ = blanket_parameters(eps0=eps0, eps=eps, blanket=blanket, k=k)
     r = 2.0 * a * a / (width * width)
     log_d = (
         2.0 * math.log(width) - math.log(4.0 * a * gamma * n)
@@ -136,7 +137,7 @@ def hoeffding_delta(
 
 
 def bennett_delta(
-    *, profile: BudgetProfile, eps: float, randomizer: str = "generic", k: int = 2
+    *, profile: BudgetProfile, eps: float, blanket: str = "generic", k: int = 2
 ) -> float:
     """delta(eps) of the Bennett blanket bound (module docstring)."""
     eps0, n = profile.eps_max, profile.n
@@ -144,8 +145,7 @@ def bennett_delta(
         return 0.0
     if eps <= 0.0:
         return 1.0
-    gamma, a, _, top, second = blanket_parameters(eps0=eps0, eps=eps, randomizer=randomizer,
-                                                  k=k)
+    gamma, a, _, top, second = blanket_parameters(eps0=eps0, eps=eps, blanket=blanket, k=k)
     if top <= 0.0:  # L <= 0 almost surely: the divergence is 0
         return 0.0
     alpha = second / (top * top)
@@ -161,10 +161,43 @@ def bennett_delta(
 
 
 def _diag(
-    *, profile: BudgetProfile, eps: float, delta: float, randomizer: str = "generic", k: int = 2
+    *, profile: BudgetProfile, eps: float, delta: float, blanket: str = "generic", k: int = 2
 ) -> dict[str, Any]:
-    gamma = blanket_parameters(eps0=profile.eps_max, eps=0.0, randomizer=randomizer, k=k)[0]
-    return {"randomizer": randomizer, "gamma": gamma, "expected_blanket": gamma * profile.n}
+    gamma = blanket_parameters(eps0=profile.eps_max, eps=0.0, blanket=blanket, k=k)[0]
+    return {"blanket": blanket, "gamma": gamma, "expected_blanket": gamma * profile.n}
+
+
+def blanket_coverage(
+    *, family: Randomizer, profile: BudgetProfile, blanket: str = "generic", k: int = 2,
+) -> Coverage:
+    """What the blanket bound covers (docs/theory.md, "Identical-budget theorems on
+    personalized profiles").
+
+    ``generic``: the blanket of the victim's pair can be taken as omega = (P0 + P1)/2, which
+    every user dominates with mass gamma = e^{-eps0} exactly when the family dominates the
+    standard clone mass at eps0 (identical budgets: every pure randomizer; personalized:
+    :func:`shuffledp.randomizers.domination`); the victim's mu_b / omega then lies in
+    [e^{-eps0}, e^{eps0}] as the generic constants need.  ``krr``: the parameters are the exact
+    ones of k-RR with that k (k = 2 also covers one-bit Duchi, whose shuffled profile is at most
+    binary RR's), identical budgets only.
+    """
+    r = family
+    if not r.pure:
+        return Coverage(False, f"the privacy blanket bound needs pure LDP; {r} is not")
+    if blanket == "krr":
+        own = get_randomizer(f"krr:{k}")
+        if not profile.is_identical:
+            return Coverage(False, "the k-RR blanket parameters are proven for identical "
+                                   "budgets only")
+        if own == r or (own.family == "binary_rr" and r.family == "duchi"):
+            return Coverage(True, f"exact blanket parameters of {own}")
+        return Coverage(False, f"the k-RR blanket parameters (k = {k}) cover {own} only")
+    eps0 = profile.eps_max
+    values, counts, _ = budget_tiers(profile)
+    dom = domination(r, eps=values, required=math.exp(-eps0), counts=counts)
+    if dom.holds:
+        return Coverage(True, f"generic blanket: every user dominates gamma = e^-eps0 ({r})")
+    return Coverage(False, f"generic blanket: {dom.reason}")
 
 
 def _info(name: str, which: str) -> BoundInfo:
@@ -179,15 +212,19 @@ def _info(name: str, which: str) -> BoundInfo:
         personalized=False,
         approx_ldp=False,
         randomizers=("any", "krr"),
-        options={"randomizer": "generic", "k": 2},
+        options={"blanket": "generic", "k": 2},
+        coverage_note=(
+            "generic: any eps0-LDP randomizer (identical), binary RR and one-bit Duchi "
+            "(personalized); blanket=krr: k-RR with that k, identical only"
+        ),
     )
 
 
 HOEFFDING = register_bound(
     Bound(info=_info("blanket_hoeffding", "Hoeffding"), delta_fn=hoeffding_delta,
-          check_fn=_check, diagnostics_fn=_diag)
+          check_fn=_check, diagnostics_fn=_diag, covers_fn=blanket_coverage)
 )
 BENNETT = register_bound(
     Bound(info=_info("blanket_bennett", "Bennett"), delta_fn=bennett_delta,
-          check_fn=_check, diagnostics_fn=_diag)
+          check_fn=_check, diagnostics_fn=_diag, covers_fn=blanket_coverage)
 )

@@ -97,17 +97,22 @@ import hashlib
 import math
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
-from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.params import BudgetProfile
-from shuffledp.poisson_binomial import TruncatedPMF, poisson_binomial_pmf
+from shuffledp.poisson_binomial import (
+    TruncatedPMF,
+    group_probabilities,
+    poisson_binomial_pmf_grouped,
+)
+from shuffledp.randomizers import Randomizer, budget_tiers, domination
 
 __all__ = [
     "CLONE_KINDS",
@@ -121,16 +126,33 @@ __all__ = [
     "clone_reduction_delta",
     "clones_delta",
     "clone_pair",
+    "clones_coverage",
     "BOUND",
 ]
 
 CLONE_KINDS = ("stronger", "standard")
-#: Default truncation of the clone-count pmf (mass charged at divergence 1).
+#: Default truncation of the clone-count pmf (the first evaluation; refined on demand).
 TOL = 1e-15
 #: Default relative step of the rounding-down grid for the clone probabilities.
 REL_STEP = 1e-3
-#: Relative error allowed for the binomial survival functions and the two-term sum of H_c.
-_SF_RTOL = 1e-12
+#: Relative error allowed for the binomial survival functions (``scipy.special.bdtrc``) in
+#: each H_c, and for the binomial pmf entries (``scipy.stats.binom.pmf``) of the count's
+#: windows.  Measured against mpmath (tests/test_clones.py): at most about 1.2e-11 for
+#: n up to 10^8 and p = expit(-eps), eps in [0, 50]; the allowance keeps a factor 8.
+_SF_RTOL = 1e-10
+_PMF_RTOL = 1e-10
+#: Absolute floor of each H_c's error bound (survival functions that underflow).
+_SF_ATOL = 1e-300
+#: Mass of the far left tail of the clone count charged at divergence 1 (Hoeffding bound);
+#: far below the smallest accepted target delta (1e-30).
+_FAR_TAIL = 1e-50
+#: Refine the count (smaller truncation, direct convolutions) while the charged
+#: approximation error exceeds this fraction of the bound.
+_REFINE_RATIO = 1e-3
+#: Truncation tolerances of the successive refinements.
+_REFINED_TOLS = (1e-15, 1e-40, 1e-80, 1e-150)
+#: Direct (FFT-free) convolutions are used in a refinement only below this pmf width.
+_DIRECT_MAX_WIDTH = 40_000
 
 
 def _check_clone(clone: str) -> str:
@@ -140,10 +162,19 @@ def _check_clone(clone: str) -> str:
 
 
 def _check_tol_step(tol: float, rel_step: float) -> None:
-    if not (isinstance(tol, (int, float)) and 0.0 <= tol < 1e-3):
+    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and 0.0 <= tol < 1e-3):
         raise ValueError(f"tol must be in [0, 1e-3), got {tol!r}")
-    if not (isinstance(rel_step, (int, float)) and 0.0 <= rel_step <= 0.1):
+    if isinstance(rel_step, bool) or not (
+        isinstance(rel_step, (int, float)) and 0.0 <= rel_step <= 0.1
+    ):
         raise ValueError(f"rel_step must be in [0, 0.1], got {rel_step!r}")
+
+
+def _mass(eps: NDArray[np.float64], delta: NDArray[np.float64], clone: str) -> NDArray:
+    """r_j for budgets (eps_j, delta_j), vectorised; logistic forms, no overflow."""
+    if clone == "stronger":
+        return 2.0 * (1.0 - delta) * special.expit(-eps)
+    return (1.0 - delta) * np.exp(-eps)
 
 
 def clone_probabilities(profile: BudgetProfile, *, clone: str = "stronger") -> NDArray:
@@ -157,9 +188,7 @@ def clone_probabilities(profile: BudgetProfile, *, clone: str = "stronger") -> N
     [1.0, 1.0]
     """
     _check_clone(clone)
-    if clone == "stronger":
-        return 2.0 * (1.0 - profile.delta) * special.expit(-profile.eps)
-    return (1.0 - profile.delta) * np.exp(-profile.eps)
+    return _mass(profile.eps, profile.delta, clone)
 
 
 def worst_victim(
@@ -178,16 +207,46 @@ def worst_victim(
     return profile.eps_max, profile.delta_max, pool
 
 
+def _grouped_pool(
+    profile: BudgetProfile, clone: str, rel_step: float
+) -> tuple[float, float, NDArray[np.float64], NDArray[np.int64]]:
+    """``(eps_v, delta_v, values, counts)``: the worst victim and its pool, grouped and rounded
+    down (:func:`shuffledp.poisson_binomial.group_probabilities`).  Identical users are one
+    group without any per-user array, so n = 10^8 costs one binomial."""
+    _check_clone(clone)
+    if profile.is_identical:
+        r = float(_mass(profile.eps[:1], profile.delta[:1], clone)[0])
+        return (profile.eps_max, profile.delta_max, np.array([r]),
+                np.array([profile.n - 1], dtype=np.int64))
+    eps_v, delta_v, pool = worst_victim(profile, clone=clone)
+    values, counts = group_probabilities(pool, rel_step=rel_step)
+    return eps_v, delta_v, values, counts
+
+
 # --------------------------------------------------------------------------- the count pmf
 @dataclass(frozen=True)
 class CloneCount:
-    """The (truncated, rounded-down) pmf of the clone count C and the victim's budget."""
+    """The (truncated, rounded-down) pmf of the clone count C and what the error accounting
+    needs.
+
+    ``count``: the computed window of the pmf of C (grouped pool); ``pool_size``,
+    ``pool_mean``: number of users in the grouped pool and its mean (for Hoeffding's bound on
+    the left tail); ``left_start``: k_min, ``left_cdf``: U(k) = min(D, Pr[Bin(N, mu/N) <= k])
+    for k = k_min .. lo - 1; ``far_mass``: U(k_min - 1) (<= 1e-50), charged at divergence 1.
+    """
 
     count: TruncatedPMF
     eps_v: float
     delta_v: float
     expected_clones: float
     n_groups: int
+    pool_size: int = 0
+    pool_mean: float = 0.0
+    left_start: int = 0
+    left_cdf: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    far_mass: float = 0.0
+    tol: float = TOL
+    direct: bool = False
 
 
 _DIGESTS: weakref.WeakKeyDictionary[BudgetProfile, str] = weakref.WeakKeyDictionary()
@@ -221,20 +280,70 @@ def clone_count_pmf(
     >>> np.round(r.pmf, 12).tolist(), g
     ([0.25, 0.5, 0.25], 1)
     """
-    from shuffledp.poisson_binomial import group_probabilities
+    values, counts = group_probabilities(pool, rel_step=rel_step)
+    return poisson_binomial_pmf_grouped(values, counts, tol=tol), int(values.size)
 
-    groups = group_probabilities(pool, rel_step=rel_step)[0].size
-    return poisson_binomial_pmf(pool, rel_step=rel_step, tol=tol), int(groups)
+
+def _left_tail(
+    count: TruncatedPMF, pool_size: int, pool_mean: float
+) -> tuple[int, NDArray[np.float64], float]:
+    """``(k_min, U(k_min..lo-1), U(k_min - 1))`` for the left of the computed window.
+
+    F(k) = Pr[C <= k] <= D (everything below the window was dropped), and, by Hoeffding
+    (1956, Theorem 4), F(k) <= Pr[Bin(N, mu/N) <= k] for k <= mu - 1 (N users of total mean
+    mu).  k_min is the largest k <= lo with that binomial bound at k - 1 below 1e-50.
+    """
+    lo = int(count.offset)
+    d = float(count.dropped_mass)
+    if lo <= 0:
+        return 0, np.zeros(0), 0.0
+    p_bar = min(pool_mean / pool_size, 1.0) if pool_size > 0 else 0.0
+
+    def bound(k: NDArray[np.int64]) -> NDArray[np.float64]:
+        b = stats.binom.cdf(k, pool_size, p_bar)
+        return np.where(k <= pool_mean - 1.0, b, 1.0)
+
+    def far(k: int) -> float:  # U(k - 1)
+        return 0.0 if k <= 0 else float(min(d, bound(np.array([k - 1]))[0]))
+
+    if far(lo) <= _FAR_TAIL:
+        k_min = lo
+    else:  # largest k in [0, lo) with far(k) <= _FAR_TAIL (far is non-decreasing in k)
+        a, b = 0, lo  # far(a) <= tail < far(b)
+        while b - a > 1:
+            m = (a + b) // 2
+            if far(m) <= _FAR_TAIL:
+                a = m
+            else:
+                b = m
+        k_min = a
+    ks = np.arange(k_min, lo, dtype=np.int64)
+    return k_min, np.minimum(d, bound(ks)), far(k_min)
+
+
+def _build_count(
+    eps_v: float, delta_v: float, values: NDArray[np.float64], counts: NDArray[np.int64],
+    *, tol: float, direct: bool,
+) -> CloneCount:
+    count = poisson_binomial_pmf_grouped(values, counts, tol=tol, direct=direct)
+    count.pmf.setflags(write=False)
+    size = int(counts[values > 0].sum())
+    mean = float(np.dot(values, counts))
+    k_min, left_cdf, far = _left_tail(count, size, mean)
+    left_cdf.setflags(write=False)
+    return CloneCount(count, float(eps_v), float(delta_v), mean, int(values.size), size, mean,
+                      k_min, left_cdf, far, float(tol), bool(direct))
 
 
 def clone_count(
     profile: BudgetProfile, *, clone: str = "stronger", tol: float = TOL,
-    rel_step: float = REL_STEP,
+    rel_step: float = REL_STEP, direct: bool = False,
 ) -> CloneCount:
     """The conservative victim and the pmf of its clone count, cached per (profile, options).
 
     The cache holds the last 32 results, keyed by a content hash of the profile's arrays
     (computed once per profile object), so one eps(delta) inversion builds the pmf once.
+    ``direct=True`` convolves without FFT (no round-off estimate needed).
 
     >>> from shuffledp import BudgetProfile
     >>> cc = clone_count(BudgetProfile.identical(n=101, eps0=0.0))
@@ -243,15 +352,13 @@ def clone_count(
     """
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
-    key = (profile_digest(profile), clone, float(tol), float(rel_step))
+    key = (profile_digest(profile), clone, float(tol), float(rel_step), bool(direct))
     hit = _COUNT_CACHE.get(key)
     if hit is not None:
         _COUNT_CACHE.move_to_end(key)
         return hit
-    eps_v, delta_v, pool = worst_victim(profile, clone=clone)
-    count, groups = clone_count_pmf(pool, tol=tol, rel_step=rel_step)
-    count.pmf.setflags(write=False)
-    out = CloneCount(count, eps_v, delta_v, float(pool.sum()), groups)
+    eps_v, delta_v, values, counts = _grouped_pool(profile, clone, rel_step)
+    out = _build_count(eps_v, delta_v, values, counts, tol=tol, direct=direct)
     _COUNT_CACHE[key] = out
     if len(_COUNT_CACHE) > _CACHE_SIZE:
         _COUNT_CACHE.popitem(last=False)
@@ -271,20 +378,34 @@ def _binom_half_sf(k: NDArray[np.int64], c: NDArray[np.int64]) -> NDArray[np.flo
 def _divergence_terms(
     c: NDArray[np.int64], eps: float, eps_v: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(H_c, magnitude of its two terms) for the victim with budget eps_v (eps < eps_v)."""
+    """(H_c, rho_c) for the victim with budget eps_v (0 <= eps < eps_v <= 50): the divergence
+    as computed and a bound rho_c on its floating-point error.
+
+    Stable forms (docs/theory.md, "The divergence given c"): with L = e^{eps_v}, E = e^eps,
+    alpha = q - E (1-q) = -q expm1(eps - eps_v) > 0, beta = (1-q) - E q < 0, and the
+    threshold from m - a0 = m (L - E) / ((L - 1)(E + 1)) = m expm1(eps - eps_v) /
+    (expm1(-eps_v) (E + 1)), so nothing cancels even when eps is within 1e-12 of eps_v or
+    q rounds to 1.  Each partial sum sum_{a >= t'} (P_c(a) - E Q_c(a)) is at most H_c, with
+    equality at the true threshold; the maximum over t' in {t - 1, t, t + 1} makes a rounding
+    error of the threshold harmless.  rho_c = 1e-10 (|alpha| S(t*-1) + |beta| S(t*)) + 1e-300.
+    """
     q = float(special.expit(eps_v))
     q1 = float(special.expit(-eps_v))  # 1 - q, accurately
     big_e = math.exp(eps)
-    m = c + 1
-    a0 = m * ((big_e * q - q1) / ((q - q1) * (1.0 + big_e)))
-    t = np.floor(a0).astype(np.int64) + 1
-    s_prev = _binom_half_sf(t - 1, c)
-    s_t = _binom_half_sf(t, c)
-    alpha = q - big_e * q1
+    alpha = -q * math.expm1(eps - eps_v)
     beta = q1 - big_e * q
-    h = alpha * s_prev + beta * s_t
-    mag = abs(alpha) * s_prev + abs(beta) * s_t
-    return np.clip(h, 0.0, 1.0), mag
+    g = math.expm1(eps - eps_v) / (math.expm1(-eps_v) * (1.0 + big_e))  # (m - a0) / m
+    m = c + 1
+    t = m - np.ceil(m * g).astype(np.int64) + 1
+    sf = [_binom_half_sf(t + j, c) for j in (-2, -1, 0, 1)]  # S(t-2), ..., S(t+1)
+    best = np.full(c.shape, -np.inf)
+    mag = np.zeros(c.shape)
+    for j in range(3):  # thresholds t' = t - 1, t, t + 1: S(t'-1) = sf[j], S(t') = sf[j+1]
+        h = alpha * sf[j] + beta * sf[j + 1]
+        better = h > best
+        best = np.where(better, h, best)
+        mag = np.where(better, abs(alpha) * sf[j] + abs(beta) * sf[j + 1], mag)
+    return np.clip(best, 0.0, 1.0), _SF_RTOL * mag + _SF_ATOL
 
 
 def conditional_divergence(c: ArrayLike, eps: float, eps_v: float) -> NDArray[np.float64]:
@@ -303,16 +424,78 @@ def conditional_divergence(c: ArrayLike, eps: float, eps_v: float) -> NDArray[np
     return _divergence_terms(c, eps, eps_v)[0]
 
 
-def _delta_from_count(count: TruncatedPMF, eps_v: float, delta_v: float, eps: float) -> float:
-    if eps >= eps_v:  # every H_c is 0 (also covers eps_v = 0, q = 1/2)
-        return float(delta_v)
+@dataclass(frozen=True)
+class _Parts:
+    """The pieces of one evaluation (docs/theory.md, "Error accounting")."""
+
+    window: float  # sum over the window of t_c (H_c + rho_c), pmf round-off included
+    slack: float  # (D + E) H_lo + the left tail where U(k) = D: what refinement can reduce
+    left: float  # the left tail below the window (Hoeffding part and D part)
+    total: float  # the bound on sum_c Pr[C = c] H_c (before min(1, .))
+
+
+def _inner_bound(cc: CloneCount, eps: float) -> _Parts:
+    """Upper bound on sum_c Pr[C = c] H_c for eps < eps_v (docs/theory.md, error accounting):
+
+        window + (D + E) H+_lo + U(k_min - 1) + sum_{k=k_min}^{lo-2} U(k) dH+_k + U(lo-1) H+_{lo-1}
+
+    with H+ = H + rho, dH+_k = (H_k - H_{k+1})^+ + rho_k + rho_{k+1} and U(k) = min(D, Hoeffding)
+    the bound on Pr[C <= k] left of the window.
+    """
+    count = cc.count
+    lo = int(count.offset)
     w = count.pmf
-    c = count.offset + np.arange(w.size, dtype=np.int64)
-    h, mag = _divergence_terms(c, eps, eps_v)
-    main = float(np.dot(w, h))
-    slack = count.dropped_mass + count.error_l1 + _SF_RTOL * float(np.dot(w, mag))
-    inner = min(1.0, main + slack)
-    return float(min(1.0, delta_v + (1.0 - delta_v) * inner))
+    ks = np.arange(cc.left_start, lo + w.size, dtype=np.int64)
+    h, rho = _divergence_terms(ks, eps, cc.eps_v)
+    hp = h + rho
+    i_lo = lo - cc.left_start
+    window = float(np.dot(w, hp[i_lo:])) * (1.0 + _PMF_RTOL)
+    h_lo = float(hp[i_lo]) if w.size else 0.0
+    charged = (count.dropped_mass + count.error_l1) * h_lo
+    left = cc.far_mass
+    left_d = 0.0
+    if i_lo > 0:
+        u = cc.left_cdf
+        dh = np.maximum(h[: i_lo - 1] - h[1:i_lo], 0.0) + rho[: i_lo - 1] + rho[1:i_lo]
+        terms = np.concatenate([u[:-1] * dh, [u[-1] * hp[i_lo - 1]]])
+        left += float(terms.sum())
+        at_d = u >= count.dropped_mass
+        left_d = float(terms[at_d].sum())
+    total = window + charged + left
+    return _Parts(window=window, slack=charged + left_d, left=left, total=total)
+
+
+def _finish(delta_v: float, inner: float) -> float:
+    return float(min(1.0, delta_v + (1.0 - delta_v) * min(1.0, inner)))
+
+
+def _evaluate(get_count, eps: float, tol: float) -> float:
+    """delta(eps) with on-demand refinement.
+
+    ``get_count(tol, direct)`` returns the :class:`CloneCount` built with that truncation and
+    convolution mode.  While the charged approximation error (truncation D and FFT round-off E,
+    at the divergence where they may sit, see :func:`_inner_bound`) is more than 1e-3 of the
+    bound, the count is rebuilt with the next smaller truncation of ``_REFINED_TOLS`` and, when
+    the pmf is short enough, with direct convolutions.  Every stage is a valid upper bound; the
+    smallest is returned.  This keeps the bound meaningful down to delta = 1e-30 and eps
+    monotone in n there.
+    """
+    cc = get_count(tol, False)
+    if eps >= cc.eps_v:  # every H_c is 0 (also covers eps_v = 0, q = 1/2)
+        return float(cc.delta_v)
+    parts = _inner_bound(cc, eps)
+    best = parts.total
+    while parts.slack > _REFINE_RATIO * parts.total and parts.total < 1.0:
+        smaller = [t for t in _REFINED_TOLS if t < cc.tol]
+        direct = cc.direct or (
+            cc.count.error_l1 > 0.0 and cc.count.pmf.size <= _DIRECT_MAX_WIDTH
+        )
+        if not smaller and direct == cc.direct:
+            break
+        cc = get_count(smaller[0] if smaller else cc.tol, direct)
+        parts = _inner_bound(cc, eps)
+        best = min(best, parts.total)
+    return _finish(cc.delta_v, best)
 
 
 def clone_reduction_delta(
@@ -328,8 +511,18 @@ def clone_reduction_delta(
     True
     """
     _check_tol_step(tol, rel_step)
-    count, _ = clone_count_pmf(pool, tol=tol, rel_step=rel_step)
-    return _delta_from_count(count, float(eps_v), float(delta_v), float(eps))
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    values, counts = group_probabilities(pool, rel_step=rel_step)
+    built: dict[tuple, CloneCount] = {}
+
+    def get(t: float, direct: bool) -> CloneCount:
+        if (t, direct) not in built:
+            built[t, direct] = _build_count(float(eps_v), float(delta_v), values, counts,
+                                            tol=t, direct=direct)
+        return built[t, direct]
+
+    return _evaluate(get, float(eps), float(tol))
 
 
 def clones_delta(
@@ -338,14 +531,22 @@ def clones_delta(
 ) -> float:
     """The registered ``delta(eps)``: conservative victim, cached clone-count pmf.
 
+    ``tol`` is the truncation of the first evaluation; it is refined automatically where the
+    charged error would matter (see :func:`_evaluate`).
+
     >>> from shuffledp import BudgetProfile
     >>> clones_delta(profile=BudgetProfile.identical(n=50, eps0=1.0), eps=1.0)
     0.0
     """
     if not math.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
-    cc = clone_count(profile, clone=clone, tol=tol, rel_step=rel_step)
-    return _delta_from_count(cc.count, cc.eps_v, cc.delta_v, float(eps))
+    _check_clone(clone)
+    _check_tol_step(tol, rel_step)
+
+    def get(t: float, direct: bool) -> CloneCount:
+        return clone_count(profile, clone=clone, tol=t, rel_step=rel_step, direct=direct)
+
+    return _evaluate(get, float(eps), float(tol))
 
 
 # --------------------------------------------------------------------------- explicit pair
@@ -419,7 +620,10 @@ def clone_pair(
         q_v * (low_x(lo - 2, c, 0.5) + up_x(hi - 1, c, 0.5))
         + q1 * (low_x(lo - 1, c, 0.5) + up_x(hi, c, 0.5))
     )
-    pure_tail = cc.count.dropped_mass + cc.count.error_l1 + float(np.dot(w, out_c))
+    # missing mass: truncation, FFT round-off, the cut A-windows, and the relative error
+    # allowance of the binomial pmf entries (as in clones_delta)
+    pure_tail = (cc.count.dropped_mass + cc.count.error_l1 + float(np.dot(w, out_c))
+                 + _PMF_RTOL * float(w.sum()))
     tail = cc.delta_v + (1.0 - cc.delta_v) * pure_tail
     return p, q, float(min(tail, 1.0))
 
@@ -429,6 +633,41 @@ def _check(*, profile: BudgetProfile, clone: str = "stronger", tol: float = TOL,
            rel_step: float = REL_STEP) -> None:
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
+
+
+def clones_coverage(
+    *, family: Randomizer, profile: BudgetProfile, clone: str = "stronger",
+    tol: float = TOL, rel_step: float = REL_STEP,
+) -> Coverage:
+    """Whether ``clones`` is a guarantee when every user i runs ``family`` with budget eps_i.
+
+    The reduction needs every user j to dominate the clone mass r_j it is given against every
+    other user as victim (docs/theory.md, "The general clone reduction"):
+    ``randomizer.clone_mass(eps_u, eps_j) >= r_j`` for all u != j, checked by
+    :func:`shuffledp.randomizers.domination`.  Local delta_i > 0 with a pure randomizer only
+    makes the bound more conservative (smaller r_j, the victim's delta_v charged); a randomizer
+    that is not pure (the Gaussian mechanism) is not of the mixture form (1 - delta_i) pure +
+    delta_i leak that the local-delta reading needs, so it is not covered.
+
+    >>> from shuffledp import BudgetProfile
+    >>> from shuffledp.randomizers import get_randomizer
+    >>> p = BudgetProfile.from_arrays([0.5, 4.0])
+    >>> clones_coverage(family=get_randomizer("krr:3"), profile=p).covered
+    False
+    """
+    _check_clone(clone)
+    r = family
+    if not r.pure:
+        return Coverage(False, (
+            f"{r} is not pure LDP: clones reads local delta_i as the mixture (1 - delta_i) "
+            "pure + delta_i leak, which this randomizer is not (docs/theory.md, 'Local delta')"
+        ))
+    values, counts, min_delta = budget_tiers(profile)
+    need = _mass(values, min_delta, clone)  # the largest r_j used at each budget
+    dom = domination(r, eps=values, required=need, counts=counts)
+    if dom.holds:
+        return Coverage(True, f"clones ({clone}): every user dominates its clone mass ({r})")
+    return Coverage(False, f"clones ({clone}): {dom.reason}")
 
 
 def _diagnostics(
@@ -458,11 +697,17 @@ BOUND = register_bound(
             ),
             personalized=True,
             approx_ldp=True,
-            randomizers=("binary_rr", "krr", "any"),
+            randomizers=("binary_rr", "duchi", "krr", "any"),
             options={"clone": "stronger", "tol": TOL, "rel_step": REL_STEP},
+            coverage_note=(
+                "stronger: binary RR, one-bit Duchi (also personalized), k-RR (identical); "
+                "standard: any eps0-LDP randomizer (identical), binary RR and one-bit Duchi "
+                "(personalized); others per profile by domination"
+            ),
         ),
         delta_fn=clones_delta,
         check_fn=_check,
         diagnostics_fn=_diagnostics,
+        covers_fn=clones_coverage,
     )
 )

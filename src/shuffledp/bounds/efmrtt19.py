@@ -106,6 +106,7 @@ BOUND = register_bound(
             approx_ldp=False,
             randomizers=("any",),
             options={},
+            coverage_note="any eps0-LDP randomizer, identical budgets only (not a clone proof)",
         ),
         delta_fn=efmrtt19_delta,
         eps_fn=efmrtt19_eps,

@@ -4,8 +4,8 @@ Source: V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple a
 Optimal Analysis of Privacy Amplification by Shuffling", FOCS 2021, arXiv 2012.12803 (v4).
 
 ``fmt21_closed`` (kind ``upper``): Theorem 3.1.  For eps0-LDP local randomizers (any, possibly
-adaptively chosen) and ``eps0 <= log(n / (16 log(2/delta)))`` the shuffled output is
-(eps, delta)-DP with
+adaptively chosen) and ``eps0 <= log(n / (16 log(4/delta)))`` (see "Validity condition" below)
+the shuffled output is (eps, delta)-DP with
 
     eps = log( 1 + (e^{eps0} - 1) / (e^{eps0} + 1)
                    * ( 8 sqrt(e^{eps0} log(4/delta) / n) + 8 e^{eps0} / n ) ).
@@ -39,11 +39,18 @@ by bisection on the safe side (the returned eps satisfies ``T(eps) <= delta`` as
 For eps >= eps0 the trivial guarantee of the local randomizers, (eps0, delta0), is used too
 (``delta(eps) <= delta0``; 0 for pure LDP).
 
-Validity.  Identical budgets (a personalized profile is reduced to its worst user, eps0 =
-max eps_i, delta0 = max delta_i).  The closed form raises
-:class:`~shuffledp.errors.ParameterRegimeError` when ``eps0 > log(n / (16 log(2/delta)))`` at
+Validity condition.  The paper states ``eps0 <= log(n / (16 log(2/delta)))`` (Theorem 3.1,
+also Lemma 3.5, Theorem 3.8, Proposition 5.3); the authors' code checks
+``log(n / (16 log(4/delta)))``, and a 2026 report on their repository
+(apple/ml-shuffling-amplification) says the paper's 2/delta is a typo for 4/delta.  A rigorous
+bound takes the conservative (smaller) region: ``16 log(4/delta) e^{eps0} <= n``.
+
+Validity.  Identical budgets (a personalized profile is evaluated through its worst user,
+eps0 = max eps_i, delta0 = max delta_i; a guarantee for the randomizers that dominate the
+standard clone mass, :meth:`~shuffledp.bounds.base.Bound.covers`).  The closed form raises
+:class:`~shuffledp.errors.ParameterRegimeError` when ``eps0 > log(n / (16 log(4/delta)))`` at
 the requested delta (and when no delta < 1 satisfies it); the numerical bound holds for every
-n >= 2.  Every eps0-LDP randomizer is covered (``randomizers=("any",)``).
+n >= 2.  With identical budgets every eps0-LDP randomizer is covered.
 
 Reference value (the authors' README, apple/ml-shuffling-amplification): n = 10^5, eps0 = 4,
 delta = 1e-6 gives a closed form of at most 0.538 (the README's 0.5378 is an intermediate
@@ -65,7 +72,7 @@ from typing import Any
 
 from scipy.optimize import minimize_scalar
 
-from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo
 from shuffledp.bounds.registry import get_bound, register_bound
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import eps_from_delta
@@ -90,8 +97,9 @@ _TINY = math.ulp(0.0)
 
 # --------------------------------------------------------------------------- Theorem 3.1
 def _region_ok(eps0: float, n: int, delta_s: float) -> bool:
-    """eps0 <= log(n / (16 log(2/delta_s))), written as 16 log(2/delta_s) e^{eps0} <= n."""
-    return 16.0 * math.log(2.0 / delta_s) * math.exp(eps0) <= n
+    """eps0 <= log(n / (16 log(4/delta_s))), written as 16 log(4/delta_s) e^{eps0} <= n
+    (the conservative reading of the condition, module docstring)."""
+    return 16.0 * math.log(4.0 / delta_s) * math.exp(eps0) <= n
 
 
 def closed_form_eps(*, eps0: float, n: int, delta: float) -> float:
@@ -102,8 +110,8 @@ def closed_form_eps(*, eps0: float, n: int, delta: float) -> float:
     """
     if not _region_ok(eps0, n, delta):
         raise ParameterRegimeError(
-            f"fmt21_closed requires eps0 <= log(n / (16 log(2/delta))) = "
-            f"{math.log(n / (16.0 * math.log(2.0 / delta))):.4g}, got eps0 = {eps0:g} "
+            f"fmt21_closed requires eps0 <= log(n / (16 log(4/delta))) = "
+            f"{math.log(n / (16.0 * math.log(4.0 / delta))):.4g}, got eps0 = {eps0:g} "
             f"(n = {n}, delta = {delta:g})"
         )
     e0 = math.exp(eps0)
@@ -116,7 +124,7 @@ def closed_form_delta(*, eps0: float, n: int, eps: float) -> float:
 
     Solving the formula for delta: with ``A = (e^eps - 1)/tanh(eps0/2) - 8 e^{eps0}/n``,
     ``delta = 4 exp(-n A^2 / (64 e^{eps0}))`` when A > 0, raised to the smallest delta of the
-    region, ``2 exp(-n e^{-eps0} / 16)``, if below it.  Returns 0 for eps >= eps0 (the trivial
+    region, ``4 exp(-n e^{-eps0} / 16)``, if below it.  Returns 0 for eps >= eps0 (the trivial
     pure guarantee).
 
     >>> d = closed_form_delta(eps0=4.0, n=100_000, eps=0.6)
@@ -131,8 +139,8 @@ def closed_form_delta(*, eps0: float, n: int, eps: float) -> float:
         return 1.0
     d = 4.0 * math.exp(-n * a * a / (64.0 * e0))
     # The formula decreases in delta, so a delta below the region is replaced by the region's
-    # smallest delta, 2 exp(-n e^{-eps0} / 16), which certifies eps as well.
-    d = max(d, 2.0 * math.exp(-n / (16.0 * e0)))
+    # smallest delta, 4 exp(-n e^{-eps0} / 16), which certifies eps as well.
+    d = max(d, 4.0 * math.exp(-n / (16.0 * e0)))
     return min(max(d, _TINY), 1.0)
 
 
@@ -195,10 +203,10 @@ def _budget(profile: BudgetProfile) -> tuple[float, int, float]:
 
 def _check_closed(*, profile: BudgetProfile) -> None:
     eps0, n, _ = _budget(profile)
-    if 16.0 * math.log(2.0) * math.exp(eps0) > n:
+    if 16.0 * math.log(4.0) * math.exp(eps0) > n:
         raise ParameterRegimeError(
-            f"fmt21_closed requires eps0 <= log(n / (16 log(2/delta))) for some delta < 1, "
-            f"i.e. n >= 16 log(2) e^eps0 = {16 * math.log(2) * math.exp(eps0):.4g}, got n = {n}"
+            f"fmt21_closed requires eps0 <= log(n / (16 log(4/delta))) for some delta < 1, "
+            f"i.e. n >= 16 log(4) e^eps0 = {16 * math.log(4) * math.exp(eps0):.4g}, got n = {n}"
         )
 
 
@@ -227,7 +235,8 @@ def _diag_closed(*, profile: BudgetProfile, eps: float, delta: float) -> dict[st
     eps0, n, delta0 = _budget(profile)
     return {
         "expected_clones": (n - 1) * math.exp(-eps0),
-        "local_delta_term": local_delta_term(eps=eps, eps0=eps0, n=n, delta0=delta0),
+        # X at the eps used (the envelope never uses eps above eps0)
+        "local_delta_term": local_delta_term(eps=min(eps, eps0), eps0=eps0, n=n, delta0=delta0),
         "capped_at_eps0": bool(eps >= eps0),
     }
 
@@ -246,6 +255,11 @@ CLOSED = register_bound(
             approx_ldp=True,
             randomizers=("any",),
             options={},
+            clone_mass="standard",
+            coverage_note=(
+                "identical: any eps0-LDP randomizer ((eps0, delta0) by Thm 3.8); personalized: "
+                "randomizers dominating the e^-eps0 clone mass (binary RR, one-bit Duchi)"
+            ),
         ),
         delta_fn=fmt21_closed_delta,
         eps_fn=fmt21_closed_eps,
@@ -278,7 +292,9 @@ def fmt21_numerical_eps(*, profile: BudgetProfile, delta: float) -> float:
     pure = _clones_pure(profile, "standard")
     try:
         if delta0 == 0.0:
-            return min(eps_from_delta(pure, delta, side="upper", rtol=1e-6, atol=1e-9), eps0)
+            e = eps_from_delta(pure, delta, side="upper", rtol=INVERSION_RTOL,
+                               atol=INVERSION_ATOL)
+            return min(e, eps0)
         return certify_with_local_delta(pure, eps0=eps0, n=n, delta0=delta0)[1](delta)
     except ParameterRegimeError as err:
         raise ParameterRegimeError(f"fmt21_numerical: {err}") from None
@@ -304,6 +320,11 @@ NUMERICAL = register_bound(
             approx_ldp=True,
             randomizers=("any",),
             options={},
+            clone_mass="standard",
+            coverage_note=(
+                "identical: any eps0-LDP randomizer ((eps0, delta0) by Thm 3.8); personalized: "
+                "randomizers dominating the e^-eps0 clone mass (binary RR, one-bit Duchi)"
+            ),
         ),
         delta_fn=fmt21_numerical_delta,
         eps_fn=fmt21_numerical_eps,

@@ -5,12 +5,15 @@ Source: V. Feldman, A. McMillan, K. Talwar, "Stronger Privacy Amplification by S
 Renyi and Approximate Differential Privacy", SODA 2023, arXiv 2208.04591 (the version with the
 Errata).  Their approximate-DP result uses "stronger clones": every other user is a clone of the
 victim with probability 2/(1 + e^{eps0}) instead of e^{-eps0} (FMT21).  Its closed form, for
-``eps0 <= log(n / (8 log(2/delta)) - 1)``, is
+``eps0 <= log(n / (8 log(4/delta)) - 1)`` (conservative reading, see below), is
 
     eps = log( 1 + (e^{eps0} - 1) ( 4 sqrt(2 log(4/delta)) / sqrt((e^{eps0} + 1) n) + 4/n ) ).
 
 The region is the FMT21 one with the new clone probability: the expected clone count
-n 2/(e^{eps0}+1) must be at least 16 log(2/delta).
+n 2/(e^{eps0}+1) must be at least 16 log(4/delta).  The paper writes log(2/delta) in the
+condition; its proof goes through FMT21's Lemma 3.5, whose 2/delta a 2026 report on the
+authors' repository (apple/ml-shuffling-amplification) identifies as a typo for 4/delta, so a
+rigorous implementation takes the smaller region with 4/delta (as for ``fmt21_closed``).
 
 ``fmt23_numerical`` is the exact divergence of the stronger-clone reduction with identical users,
 the project's ``clones`` bound with ``clone="stronger"``; the wrapper only calls
@@ -40,7 +43,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo
 from shuffledp.bounds.registry import get_bound, register_bound
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import eps_from_delta
@@ -64,8 +67,8 @@ RANDOMIZERS = ("binary_rr", "krr")
 
 
 def _region_ok(eps0: float, n: int, delta_s: float) -> bool:
-    """eps0 <= log(n / (8 log(2/delta)) - 1), i.e. 8 log(2/delta) (e^{eps0} + 1) <= n."""
-    return 8.0 * math.log(2.0 / delta_s) * (math.exp(eps0) + 1.0) <= n
+    """eps0 <= log(n / (8 log(4/delta)) - 1), i.e. 8 log(4/delta) (e^{eps0} + 1) <= n."""
+    return 8.0 * math.log(4.0 / delta_s) * (math.exp(eps0) + 1.0) <= n
 
 
 def closed_form_eps(*, eps0: float, n: int, delta: float) -> float:
@@ -76,9 +79,9 @@ def closed_form_eps(*, eps0: float, n: int, delta: float) -> float:
     """
     if not _region_ok(eps0, n, delta):
         raise ParameterRegimeError(
-            f"fmt23_closed requires eps0 <= log(n / (8 log(2/delta)) - 1), i.e. "
-            f"n >= 8 log(2/delta) (e^eps0 + 1) = "
-            f"{8 * math.log(2 / delta) * (math.exp(eps0) + 1):.4g}, got n = {n} "
+            f"fmt23_closed requires eps0 <= log(n / (8 log(4/delta)) - 1), i.e. "
+            f"n >= 8 log(4/delta) (e^eps0 + 1) = "
+            f"{8 * math.log(4 / delta) * (math.exp(eps0) + 1):.4g}, got n = {n} "
             f"(eps0 = {eps0:g}, delta = {delta:g})"
         )
     e0 = math.exp(eps0)
@@ -90,7 +93,7 @@ def closed_form_delta(*, eps0: float, n: int, eps: float) -> float:
     """Smallest delta at which the closed form certifies ``eps``, or 1; 0 for eps >= eps0.
 
     With ``A = (e^eps - 1)/(e^{eps0} - 1) - 4/n``: ``delta = 4 exp(-A^2 (e^{eps0} + 1) n / 32)``,
-    raised to the region's smallest delta ``2 exp(-n / (8 (e^{eps0} + 1)))`` if below it.
+    raised to the region's smallest delta ``4 exp(-n / (8 (e^{eps0} + 1)))`` if below it.
     """
     if eps >= eps0:
         return 0.0
@@ -98,16 +101,16 @@ def closed_form_delta(*, eps0: float, n: int, eps: float) -> float:
     if a <= 0.0:
         return 1.0
     d = 4.0 * math.exp(-a * a * (math.exp(eps0) + 1.0) * n / 32.0)
-    d = max(d, 2.0 * math.exp(-n / (8.0 * (math.exp(eps0) + 1.0))))  # the region's smallest delta
+    d = max(d, 4.0 * math.exp(-n / (8.0 * (math.exp(eps0) + 1.0))))  # the region's smallest delta
     return min(max(d, _TINY), 1.0)
 
 
 def _check_closed(*, profile: BudgetProfile) -> None:
     eps0, n = profile.eps_max, profile.n
-    if 8.0 * math.log(2.0) * (math.exp(eps0) + 1.0) > n:
+    if 8.0 * math.log(4.0) * (math.exp(eps0) + 1.0) > n:
         raise ParameterRegimeError(
-            f"fmt23_closed requires n >= 8 log(2/delta) (e^eps0 + 1) for some delta < 1, "
-            f"i.e. n >= {8 * math.log(2) * (math.exp(eps0) + 1):.4g}, got n = {n}"
+            f"fmt23_closed requires n >= 8 log(4/delta) (e^eps0 + 1) for some delta < 1, "
+            f"i.e. n >= {8 * math.log(4) * (math.exp(eps0) + 1):.4g}, got n = {n}"
         )
 
 
@@ -137,7 +140,7 @@ def fmt23_numerical_eps(*, profile: BudgetProfile, delta: float) -> float:
     bound = get_bound("clones")
     try:
         e = eps_from_delta(lambda x: bound.delta(profile=prof, eps=x, clone="stronger"), delta,
-                           side="upper", rtol=1e-6, atol=1e-9)
+                           side="upper", rtol=INVERSION_RTOL, atol=INVERSION_ATOL)
     except ValueError as err:
         raise ParameterRegimeError(f"fmt23_numerical cannot certify delta = {delta:g}") from err
     return min(e, profile.eps_max)
@@ -166,6 +169,11 @@ CLOSED = register_bound(
             approx_ldp=False,
             randomizers=RANDOMIZERS,
             options={},
+            clone_mass="stronger",
+            coverage_note=(
+                "randomizers dominating the 2/(1+e^eps0) clone mass: binary RR and one-bit "
+                "Duchi (also personalized), k-RR (identical only)"
+            ),
         ),
         delta_fn=fmt23_closed_delta,
         eps_fn=fmt23_closed_eps,
@@ -185,6 +193,11 @@ NUMERICAL = register_bound(
             approx_ldp=False,
             randomizers=RANDOMIZERS,
             options={},
+            clone_mass="stronger",
+            coverage_note=(
+                "randomizers dominating the 2/(1+e^eps0) clone mass: binary RR and one-bit "
+                "Duchi (also personalized), k-RR (identical only)"
+            ),
         ),
         delta_fn=fmt23_numerical_delta,
         eps_fn=fmt23_numerical_eps,

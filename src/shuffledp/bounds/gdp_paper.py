@@ -130,6 +130,7 @@ BOUND = register_bound(
             approx_ldp=True,
             randomizers=("any",),
             options={"clone_mass": "paper"},
+            coverage_note="approximation: no guarantee (clone masses exact for binary RR only)",
         ),
         delta_fn=_delta,
         eps_fn=_eps,

@@ -41,16 +41,29 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.params import BudgetProfile
+from shuffledp.randomizers import Randomizer, get_randomizer
 
 __all__ = ["krr_exact_delta", "krr_histogram_pair"]
 
 K = 3
 EXHAUSTIVE_N = 12
 MAX_CELLS = 4_000_000
+_U = float(np.finfo(float).eps) / 2.0
+
+
+def _law_rtol(n: int, eps0: float, k: int) -> float:
+    """Relative error allowed for each histogram-law entry: it is exp of a log-multinomial
+    whose terms (gammaln of up to n + 1, counts times log-probabilities down to
+    -(eps0 + log k)) each carry a few ulps of their magnitude, M <= (n + 1)(log(n + 1) +
+    eps0 + 2 log k) + 10; 16 u M bounds the relative error of the exponential and of the
+    direct convolutions.  Subtracted from every sum so that the result stays a lower bound
+    (checked against exhaustive enumeration in tests/test_krr_exact.py)."""
+    mag = (n + 1) * (math.log(n + 1) + eps0 + 2.0 * math.log(k)) + 10.0
+    return 16.0 * _U * mag
 
 
 def _probs(eps0: float, k: int) -> tuple[float, float]:
@@ -78,20 +91,25 @@ def _multinomial_grid(m: int, probs: NDArray[np.float64], size: int) -> NDArray[
 
 
 def _others_law(counts: tuple[int, ...], p: float, q: float, k: int, size: int):
-    """Law of the others' histogram when counts[v] others hold value v (a convolution of
-    multinomials, exact)."""
-    from scipy.signal import fftconvolve
+    """Law of the others' histogram when counts[v] others hold value v: one multinomial in
+    closed form, or a *direct* convolution of several (non-negative terms only, so every entry
+    keeps a small relative error; no FFT round-off, which a lower bound would have to pay)."""
+    from scipy.signal import convolve
 
-    law = np.zeros((size,) * (k - 1))
-    law[(0,) * (k - 1)] = 1.0
+    law = None
     for v, m in enumerate(counts):
         if m == 0:
             continue
         probs = np.full(k, q)
         probs[v] = p
         part = _multinomial_grid(m, probs, size)
-        law = fftconvolve(law, part)[tuple(slice(0, size) for _ in range(k - 1))]
-        law = np.clip(law, 0.0, None)
+        if law is None:
+            law = part
+        else:
+            law = convolve(law, part, method="direct")[tuple(slice(0, size) for _ in range(k - 1))]
+    if law is None:
+        law = np.zeros((size,) * (k - 1))
+        law[(0,) * (k - 1)] = 1.0
     return law
 
 
@@ -174,20 +192,33 @@ def krr_exact_delta(
     if not profile.is_identical:
         raise ParameterRegimeError("krr_exact is implemented for identical budgets only")
     _check(profile=profile, k=k, exhaustive_n=exhaustive_n, max_cells=max_cells)
-    e = math.exp(eps) if eps < 700 else math.inf
+    if eps >= float(profile.eps[0]):  # pure eps0-LDP already: the true delta is 0
+        return 0.0
+    e = math.exp(eps)  # eps < eps0 <= 50
+    rtol = _law_rtol(profile.n, float(profile.eps[0]), k)
     best = 0.0
     for P, Q in _laws(profile, k, exhaustive_n):
         for a, b in ((P, Q), (Q, P)):
-            with np.errstate(invalid="ignore"):
-                diff = a - np.where(b > 0, e * b, 0.0)
-            best = max(best, float(np.maximum(diff, 0.0).sum()))
-    return min(best, 1.0)
+            diff = a - e * b
+            pos = diff > 0.0
+            # entries carry a relative error <= _LAW_RTOL: subtract what it can add
+            value = float(diff[pos].sum()) - rtol * float((a[pos] + e * b[pos]).sum())
+            best = max(best, value)
+    return min(max(best, 0.0), 1.0)
 
 
 def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float, k: int = K,
                  exhaustive_n: int = EXHAUSTIVE_N, max_cells: int = MAX_CELLS) -> dict[str, Any]:
     return {"pairs_searched": len(_pairs(profile.n, k, exhaustive_n)),
             "exhaustive": profile.n - 1 <= exhaustive_n, "k": k}
+
+
+def _covers(*, family: Randomizer, profile: BudgetProfile, k: int = K,
+            exhaustive_n: int = EXHAUSTIVE_N, max_cells: int = MAX_CELLS) -> Coverage:
+    own = get_randomizer(f"krr:{k}")
+    if family.includes(own):
+        return Coverage(True, f"exact curve of {own}, one of the {family} protocols")
+    return Coverage(False, f"krr_exact is the exact curve of {own}, not a {family} protocol")
 
 
 BOUND = register_bound(
@@ -199,11 +230,13 @@ BOUND = register_bound(
             citation="k-RR (Kairouz, Oh, Viswanath 2014); exact histogram laws; DESIGN.md s. 4",
             personalized=False,
             approx_ldp=True,
-            randomizers=("krr",),
+            randomizers=("krr:3",),
             options={"k": K, "exhaustive_n": EXHAUSTIVE_N, "max_cells": MAX_CELLS},
+            coverage_note="a lower bound for k-RR with its k (option k) and for any randomizer",
         ),
         delta_fn=krr_exact_delta,
         check_fn=_check,
         diagnostics_fn=_diagnostics,
+        covers_fn=_covers,
     )
 )

@@ -151,6 +151,7 @@ BOUND = register_bound(
             approx_ldp=False,
             randomizers=("clip_laplace",),
             options={},
+            coverage_note="approximation: no guarantee (derived for clipped Laplace)",
         ),
         delta_fn=liu23_delta,
         eps_fn=liu23_eps,

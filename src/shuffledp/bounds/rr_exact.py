@@ -83,7 +83,23 @@ from shuffledp.poisson_binomial import (
 __all__ = ["RRPair", "rr_pairs", "pair_delta", "rr_exact_delta", "BOUND"]
 
 _U = float(np.finfo(float).eps) / 2.0
-TOL = 1e-15
+#: Truncation of the count windows.  A lower bound must subtract (1 + e^eps) times the
+#: truncated mass (it may sit inside the summed window after a convolution), so it is kept far
+#: below the smallest accepted target delta even at e^eps = e^50: 5e21 * 1e-60 < 1e-38.
+TOL = 1e-60
+#: Relative error allowed for pmf entries from scipy's binomial pmf (and their direct
+#: convolutions), subtracted from every hockey-stick sum (measured: at most about 1.2e-11 for
+#: n up to 10^8, tests/test_clones.py); entries of the exact recursion use
+#: :func:`_recursion_rtol`.
+_PMF_RTOL = 1e-10
+#: Identical budgets up to this n use the exact recursion for every pair (tiny relative error).
+_EXACT_IDENTICAL_N = 64
+
+
+def _recursion_rtol(m: int) -> float:
+    """Relative error of the exact Poisson-binomial recursion over m Bernoullis (each step
+    adds two non-negative products: at most 4 rounding errors), with a factor 2 to spare."""
+    return 8.0 * (m + 2) * _U
 EXHAUSTIVE_N = 10
 MAX_FLIPS = 16
 _ALL_K_N = 2001
@@ -102,11 +118,21 @@ class RRPair:
     q_v: float
     label: str
     n_others: int
+    q1_v: float = -1.0  # 1 - q_v computed accurately (expit(-eps_v)); -1 = derive from q_v
+    pmf_rtol: float = 0.0  # relative error of the pmf entries (beyond error_l1); 0 = default
+
+    def __post_init__(self) -> None:
+        if self.q1_v < 0.0:
+            object.__setattr__(self, "q1_v", 1.0 - self.q_v)
+        if self.pmf_rtol <= 0.0:
+            object.__setattr__(self, "pmf_rtol", _PMF_RTOL)
 
 
-def _pair_from_probs(one_probs: NDArray[np.float64], q_v: float, label: str) -> RRPair:
+def _pair_from_probs(one_probs: NDArray[np.float64], q_v: float, q1_v: float,
+                     label: str) -> RRPair:
     pmf = poisson_binomial_pmf_exact(one_probs)
-    return RRPair(TruncatedPMF(0, pmf, 0.0, 0.0), q_v, label, int(one_probs.size))
+    rtol = _recursion_rtol(one_probs.size)
+    return RRPair(TruncatedPMF(0, pmf, 0.0, 0.0), q_v, label, int(one_probs.size), q1_v, rtol)
 
 
 # --------------------------------------------------------------------------- families
@@ -127,6 +153,11 @@ def _identical_pairs(n: int, eps0: float, tol: float) -> list[RRPair]:
         if ks[-1] != kmax:
             ks.append(kmax)
     pairs = []
+    if n <= _EXACT_IDENTICAL_N:
+        for k in ks:
+            one = np.concatenate([np.full(n - 1 - k, p), np.full(k, q)])
+            pairs.append(_pair_from_probs(one, q, p, f"identical k={k}"))
+        return pairs
     karr = np.array(ks, dtype=np.int64)
     wa = binomial_windows(n - 1 - karr, np.full(karr.size, p), tol / 2.0)
     wb = binomial_windows(karr, np.full(karr.size, q), tol / 2.0)
@@ -134,13 +165,14 @@ def _identical_pairs(n: int, eps0: float, tol: float) -> list[RRPair]:
         c, err2 = convolve_pmfs(a.pmf, b.pmf)
         dropped = a.dropped_mass + b.dropped_mass
         s = TruncatedPMF(a.offset + b.offset, c, dropped, err2 * math.sqrt(c.size))
-        pairs.append(RRPair(s, q, f"identical k={k}", n - 1))
+        pairs.append(RRPair(s, q, f"identical k={k}", n - 1, p))
     return pairs
 
 
 def _exhaustive_pairs(eps: NDArray[np.float64]) -> list[RRPair]:
     n = eps.size
     q_all = special.expit(eps)
+    q1_all = special.expit(-eps)  # 1 - q, accurately (q rounds to 1 from eps ~ 37)
     pairs = []
     seen_victims: set[float] = set()
     for v in range(n):
@@ -155,14 +187,16 @@ def _exhaustive_pairs(eps: NDArray[np.float64]) -> list[RRPair]:
                 continue
             seen.add(key)
             b = np.array(bits, dtype=bool)
-            one = np.where(b, q_all[others], 1.0 - q_all[others])
-            pairs.append(_pair_from_probs(one, float(q_all[v]), f"v={v} bits={bits}"))
+            one = np.where(b, q_all[others], q1_all[others])
+            pairs.append(_pair_from_probs(one, float(q_all[v]), float(q1_all[v]),
+                                          f"v={v} bits={bits}"))
     return pairs
 
 
 def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[RRPair]:
     n = eps.size
     q_all = special.expit(eps)
+    q1_all = special.expit(-eps)
     order = np.argsort(-eps, kind="stable")  # largest eps first
     if n <= 32:
         victims = list(range(n))
@@ -174,11 +208,12 @@ def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[
     cand.update(int(i) for i in order[n - max_flips - 1 :])
     in_u = np.zeros(n, dtype=bool)
     in_u[list(cand)] = True
-    rest_p = 1.0 - q_all[~in_u]  # outside U every bit is 0
+    rest_p = q1_all[~in_u]  # outside U every bit is 0
     if rest_p.size <= _EXACT_T_N:
         t = TruncatedPMF(0, poisson_binomial_pmf_exact(rest_p), 0.0, 0.0)
     else:
         t = poisson_binomial_pmf_tree(rest_p, tol=tol)
+    t_rtol = _recursion_rtol(n)  # exact recursion (and direct kernel); FFT error is error_l1
     u_sorted = [int(i) for i in order if in_u[i]]  # U by decreasing eps
     seen_victim_eps: set[float] = set()
     pairs = []
@@ -191,12 +226,12 @@ def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[
         configs = [(np.arange(m) < j, f"top{j}") for j in range(m + 1)]
         configs += [(np.arange(m) >= m - j, f"bottom{j}") for j in range(1, m)]
         for bits, name in configs:
-            one = np.where(bits, q_all[o], 1.0 - q_all[o])
+            one = np.where(bits, q_all[o], q1_all[o])
             kernel = poisson_binomial_pmf_exact(one)
             s = np.convolve(t.pmf, kernel)  # kernel <= 2 max_flips + 5 entries: direct, exact
             pairs.append(
                 RRPair(TruncatedPMF(t.offset, s, t.dropped_mass, t.error_l1), float(q_all[v]),
-                       f"v={v} {name}", n - 1)
+                       f"v={v} {name}", n - 1, float(q1_all[v]), t_rtol)
             )
     return pairs
 
@@ -228,6 +263,7 @@ class _Prepared:
     rq: NDArray[np.float64]
     slack: float  # dropped + error_l1 of s
     length: int
+    rtol: float  # relative error of the entries
 
 
 def _prepare(pair: RRPair) -> _Prepared:
@@ -238,7 +274,7 @@ def _prepare(pair: RRPair) -> _Prepared:
     if s.offset + s.pmf.size - 1 >= pair.n_others:  # s(n_others + 1) = 0 exactly
         f = np.concatenate([f, [0.0]])
     q = pair.q_v
-    q1 = 1.0 - q
+    q1 = pair.q1_v
     p_k = q * f[1:] + q1 * f[:-1]
     q_k = q1 * f[1:] + q * f[:-1]
     keep = (p_k > 0) | (q_k > 0)
@@ -256,6 +292,7 @@ def _prepare(pair: RRPair) -> _Prepared:
         rq=np.concatenate([zero, np.cumsum(q_k[::-1])]),
         slack=float(s.dropped_mass + s.error_l1),
         length=int(ratio.size),
+        rtol=float(pair.pmf_rtol),
     )
 
 
@@ -269,8 +306,8 @@ def _prepared_delta(prep: _Prepared, eps: float) -> float:
     j = prep.length - int(np.searchsorted(-prep.ratio, -1.0 / big_e, side="right"))
     h_qp = prep.rq[j] - big_e * prep.rp[j]
     r_qp = prep.rq[j] + big_e * prep.rp[j]
-    round_pq = 2.0 * prep.length * _U * r_pq
-    round_qp = 2.0 * prep.length * _U * r_qp
+    round_pq = (2.0 * prep.length * _U + prep.rtol) * r_pq
+    round_qp = (2.0 * prep.length * _U + prep.rtol) * r_qp
     slack = (1.0 + big_e) * prep.slack
     return float(max(h_pq - round_pq - slack, h_qp - round_qp - slack, 0.0))
 
@@ -279,7 +316,7 @@ def pair_delta(pair: RRPair, eps: float) -> float:
     """Lower bound on (exact value of, when untruncated) the pair's delta(eps).
 
     >>> pr = RRPair(TruncatedPMF(0, np.array([1.0]), 0.0), 0.75, "n=1", 0)
-    >>> round(pair_delta(pr, 0.0), 12)  # P = (3/4, 1/4), Q = (1/4, 3/4)
+    >>> round(pair_delta(pr, 0.0), 9)  # P = (3/4, 1/4), Q = (1/4, 3/4); minus 1e-12 slack
     0.5
     """
     if not math.isfinite(eps) or eps < 0:
@@ -336,6 +373,8 @@ def rr_exact_delta(
     if not math.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
     _check(profile=profile, exhaustive_n=exhaustive_n, max_flips=max_flips, tol=tol)
+    if eps >= profile.eps_max:  # pure eps_max-LDP already: the true delta is 0
+        return 0.0
     prepared = _prepared_pairs(profile, exhaustive_n, max_flips, tol)
     return max(_prepared_delta(pr, float(eps)) for pr in prepared)
 
@@ -363,6 +402,7 @@ BOUND = register_bound(
             approx_ldp=True,
             randomizers=("binary_rr",),
             options={"exhaustive_n": EXHAUSTIVE_N, "max_flips": MAX_FLIPS, "tol": TOL},
+            coverage_note="a lower bound for binary RR, one-bit Duchi and any randomizer",
         ),
         delta_fn=rr_exact_delta,
         check_fn=_check,
