@@ -54,6 +54,7 @@ from scipy import signal, stats
 __all__ = [
     "TruncatedPMF",
     "group_probabilities",
+    "group_with_complements",
     "binomial_window",
     "binomial_windows",
     "convolve_pmfs",
@@ -153,6 +154,35 @@ def group_probabilities(
     return np.exp(ks * h), grouped_counts
 
 
+def group_with_complements(
+    probs: ArrayLike, complements: ArrayLike, *, rel_step: float = 1e-3,
+    max_exact_groups: int = 256,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`group_probabilities` that also carries each group's 1 - value accurately:
+    ``(values, complements, counts)``.  Exact groups keep the caller's complement (of the
+    first user with that value); a grid point g = (1 + rel_step)^k gets 1 - g =
+    ``-expm1(k log1p(rel_step))``.
+
+    >>> v, c, n = group_with_complements([1 - 1e-13, 0.5], [1e-13, 0.5])
+    >>> c.tolist(), n.tolist()
+    ([0.5, 1e-13], [1, 1])
+    """
+    p = _check_probs(probs)
+    comp = _check_probs(complements, "complements")
+    if comp.shape != p.shape:
+        raise ValueError(f"complements must have one entry per probability ({p.size}), got "
+                         f"shape {comp.shape}")
+    values, counts = group_probabilities(p, rel_step=rel_step, max_exact_groups=max_exact_groups)
+    keep = p > 0
+    pk, ck = p[keep], comp[keep]
+    uniq, first = np.unique(pk, return_index=True)
+    if uniq.size == values.size and np.array_equal(uniq, values):  # kept exactly
+        return values, ck[first], counts
+    h = math.log1p(rel_step)
+    ks = np.round(np.log(values) / h)
+    return values, -np.expm1(ks * h), counts
+
+
 # --------------------------------------------------------------------------- pieces
 def binomial_window(m: int, p: float, *, tol: float) -> TruncatedPMF:
     """``Bin(m, p)`` cut to the window ``[lo, hi]`` with each tail below ``tol / 2``.
@@ -172,18 +202,30 @@ def binomial_window(m: int, p: float, *, tol: float) -> TruncatedPMF:
 
 
 def binomial_windows(
-    ms: NDArray[np.int64], ps: NDArray[np.float64], tol: float
+    ms: NDArray[np.int64], ps: NDArray[np.float64], tol: float,
+    complements: NDArray[np.float64] | None = None,
 ) -> list[TruncatedPMF]:
     """Vectorised :func:`binomial_window` over groups ``Bin(ms[i], ps[i])`` (one scipy call
     per quantity), each tail of each group below ``tol / 2``.
 
+    ``complements[i]`` = 1 - ps[i] computed accurately by the caller (e.g. ``expit(-eps)``);
+    a group with p > 1/2 is evaluated as the mirror image of ``Bin(m, 1 - p)``, so that its
+    small complement never goes through ``1 - p`` in floating point (which loses all relative
+    accuracy of 1 - p when p is within 1e-10 of 1).
+
     >>> [w.offset for w in binomial_windows(np.array([10, 1000]), np.array([0.5, 0.5]), 1e-9)]
     [0, 404]
+    >>> w = binomial_windows(np.array([3]), np.array([1 - 1e-13]), 0.0, np.array([1e-13]))[0]
+    >>> w.offset, round(float(w.pmf[2] / 3e-13), 9)  # Pr[X = 2] = 3 p^2 (1 - p), accurate
+    (0, 1.0)
     """
     ms = np.asarray(ms, dtype=np.int64)
     ps = np.asarray(ps, dtype=np.float64)
+    cs = 1.0 - ps if complements is None else np.asarray(complements, dtype=np.float64)
+    flip = ps > 0.5
+    pp = np.where(flip, cs, ps)  # the smaller of p and 1 - p, accurate
     if tol > 0.0:
-        lo, hi = _tail_cuts(ms, ps, tol / 2.0)
+        lo, hi = _tail_cuts(ms, pp, tol / 2.0)
         small = ms <= 2 * _DIRECT_MAX
         lo = np.where(small, 0, lo)
         hi = np.where(small, ms, hi)
@@ -194,14 +236,18 @@ def binomial_windows(
     owner = np.repeat(np.arange(ms.size), sizes)
     starts = np.cumsum(sizes) - sizes
     k = lo[owner] + np.arange(int(sizes.sum())) - starts[owner]
-    pmf = stats.binom.pmf(k, ms[owner], ps[owner])
-    left = np.where(lo > 0, stats.binom.cdf(lo - 1, ms, ps), 0.0)
-    right = np.where(hi < ms, stats.binom.sf(hi, ms, ps), 0.0)
+    pmf = stats.binom.pmf(k, ms[owner], pp[owner])
+    left = np.where(lo > 0, stats.binom.cdf(lo - 1, ms, pp), 0.0)
+    right = np.where(hi < ms, stats.binom.sf(hi, ms, pp), 0.0)
     parts = np.split(pmf, np.cumsum(sizes)[:-1])
-    return [
-        TruncatedPMF(int(lo[i]), parts[i], float(left[i] + right[i]), 0.0)
-        for i in range(ms.size)
-    ]
+    out = []
+    for i in range(ms.size):
+        if flip[i]:  # X = m - Y, Y ~ Bin(m, 1 - p): reverse the window of Y
+            out.append(TruncatedPMF(int(ms[i] - hi[i]), parts[i][::-1].copy(),
+                                    float(left[i] + right[i]), 0.0))
+        else:
+            out.append(TruncatedPMF(int(lo[i]), parts[i], float(left[i] + right[i]), 0.0))
+    return out
 
 
 def _tail_cuts(
@@ -299,23 +345,35 @@ def _trim(
 
 
 # --------------------------------------------------------------------------- paths
-def poisson_binomial_pmf_exact(probs: ArrayLike) -> NDArray[np.float64]:
+def poisson_binomial_pmf_exact(
+    probs: ArrayLike, complements: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """Pmf of ``sum_j Bernoulli(p_j)`` on ``0..n`` by the direct O(n^2) recursion.
+
+    ``complements`` = the 1 - p_j computed accurately by the caller (e.g. ``expit(-eps)``
+    next to ``expit(eps)``); without it 1 - p_j is formed in floating point, which loses the
+    relative accuracy of 1 - p_j when p_j is close to 1.  All terms are non-negative, so
+    every entry has a relative error of at most about 4 n u.
 
     >>> poisson_binomial_pmf_exact([1.0, 0.0, 0.5]).tolist()
     [0.0, 0.5, 0.5, 0.0]
     """
     p = _check_probs(probs)
+    c = 1.0 - p if complements is None else _check_probs(complements, "complements")
+    if c.shape != p.shape:
+        raise ValueError(f"complements must have one entry per probability ({p.size}), got "
+                         f"shape {c.shape}")
     f = np.zeros(p.size + 1)
     f[0] = 1.0
-    for j, pj in enumerate(p):
-        f[1 : j + 2] = f[1 : j + 2] * (1.0 - pj) + f[: j + 1] * pj
-        f[0] *= 1.0 - pj
+    for j, (pj, cj) in enumerate(zip(p, c, strict=True)):
+        f[1 : j + 2] = f[1 : j + 2] * cj + f[: j + 1] * pj
+        f[0] *= cj
     return f
 
 
 def poisson_binomial_pmf_tree(
-    probs: ArrayLike, *, tol: float = 1e-15, block: int = 64
+    probs: ArrayLike, *, tol: float = 1e-15, block: int = 64,
+    complements: ArrayLike | None = None,
 ) -> TruncatedPMF:
     """Pmf of ``sum_j Bernoulli(p_j)`` for large ``n``, probabilities kept exactly.
 
@@ -331,6 +389,7 @@ def poisson_binomial_pmf_tree(
     (True, True)
     """
     p = _check_probs(probs)
+    c = 1.0 - p if complements is None else _check_probs(complements, "complements")
     tol = _check_tol(tol)
     if block < 1:
         raise ValueError(f"block must be >= 1, got {block!r}")
@@ -341,18 +400,21 @@ def poisson_binomial_pmf_tree(
     pp = np.zeros(rows * block)
     pp[:n] = p
     pb = pp.reshape(rows, block)
+    cc = np.ones(rows * block)
+    cc[:n] = c
+    cb = cc.reshape(rows, block)
     f = np.zeros((rows, block + 1))
     f[:, 0] = 1.0
     for j in range(block):
-        pj = pb[:, j : j + 1]
-        f[:, 1 : j + 2] = f[:, 1 : j + 2] * (1.0 - pj) + f[:, : j + 1] * pj
-        f[:, 0] *= 1.0 - pj[:, 0]
+        pj, cj = pb[:, j : j + 1], cb[:, j : j + 1]
+        f[:, 1 : j + 2] = f[:, 1 : j + 2] * cj + f[:, : j + 1] * pj
+        f[:, 0] *= cj[:, 0]
     budget = tol / (2.0 * rows)
     offsets = np.zeros(rows, dtype=np.int64)
     dropped = np.zeros(rows)
     err2 = np.zeros(rows)
     mean = pb.sum(axis=1)
-    var = (pb * (1.0 - pb)).sum(axis=1)
+    var = (pb * cb).sum(axis=1)
     f, offsets, dropped = _trim_rows(f, offsets, dropped, mean, var, budget)
     while f.shape[0] > 1:
         if f.shape[0] % 2:
@@ -448,7 +510,8 @@ def poisson_binomial_pmf(
 
 
 def poisson_binomial_pmf_grouped(
-    values: ArrayLike, counts: ArrayLike, *, tol: float = 1e-15, direct: bool = False
+    values: ArrayLike, counts: ArrayLike, *, tol: float = 1e-15, direct: bool = False,
+    complements: ArrayLike | None = None,
 ) -> TruncatedPMF:
     """Pmf of ``sum_g Bin(counts[g], values[g])`` (already grouped probabilities).
 
@@ -459,7 +522,8 @@ def poisson_binomial_pmf_grouped(
     the batched tree of :func:`poisson_binomial_pmf_tree` is used.  Identical users are one
     group (``values=[p], counts=[n]``), so 10^8 of them cost one binomial window.
     ``direct=True`` convolves every pair directly (no FFT, so ``error_l1 = 0`` and every entry
-    is accurate to a small relative error; cost quadratic in the pmf length).
+    is accurate to a small relative error; cost quadratic in the pmf length).  ``complements``
+    are the accurate 1 - values (see :func:`binomial_windows`).
 
     >>> r = poisson_binomial_pmf_grouped([0.5], [2], tol=0.0)
     >>> np.round(r.pmf, 12).tolist()
@@ -473,19 +537,21 @@ def poisson_binomial_pmf_grouped(
             f"counts must be non-negative integers, one per value ({values.size}), got "
             f"shape {counts.shape}"
         )
+    comps = 1.0 - values if complements is None else _check_probs(complements, "complements")
     keep = (values > 0) & (counts > 0)
-    values, counts = values[keep], counts[keep]
+    values, counts, comps = values[keep], counts[keep], comps[keep]
     groups = values.size
     if groups == 0:
         return TruncatedPMF(0, np.ones(1), 0.0, 0.0)
     if groups > _MAX_PAIRWISE_GROUPS and not direct:
-        return poisson_binomial_pmf_tree(np.repeat(values, counts), tol=tol)
+        return poisson_binomial_pmf_tree(np.repeat(values, counts), tol=tol,
+                                         complements=np.repeat(comps, counts))
     budget = tol / (2.0 * groups)
     # piece: (offset, pmf, dropped, err_l2, mean, var)
     pieces: list[tuple[int, NDArray[np.float64], float, float, float, float]] = []
-    windows = binomial_windows(counts, values, budget)
-    for w, v, m in zip(windows, values, counts, strict=True):
-        pieces.append((w.offset, w.pmf, w.dropped_mass, 0.0, m * v, m * v * (1.0 - v)))
+    windows = binomial_windows(counts, values, budget, comps)
+    for w, v, cv, m in zip(windows, values, comps, counts, strict=True):
+        pieces.append((w.offset, w.pmf, w.dropped_mass, 0.0, m * v, m * v * cv))
     while len(pieces) > 1:
         nxt = []
         for i in range(0, len(pieces) - 1, 2):

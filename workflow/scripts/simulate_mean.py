@@ -18,9 +18,11 @@ streams apart (a ``SeedSequence`` ignores trailing zeros: ``[s, k, n, 0]`` is th
 as ``[s, k, n]``).  So budgets are drawn independently of the values, the condition under
 which the shuffled estimators are unbiased.
 
-``covered``: whether the bound's theorem covers the mechanism (the bound's declared randomizer
-classes intersect the mechanism's; the stronger clones only for randomized-response-type
-mechanisms).  Rows with ``covered = False`` are a what-if, not a guarantee.
+``covered``: whether the bound's guarantee holds for this mechanism with these calibrated local
+budgets, as answered by :meth:`shuffledp.bounds.base.Bound.covers` (the one place that decides
+it: e.g. personalized Laplace or piecewise budgets are not covered by the generic clone masses,
+and the Gaussian mechanism is covered only by FMT21's (eps0, delta0) extension with identical
+budgets).  Rows with ``covered = False`` are a what-if, not a guarantee.
 
 Snakemake interface (rule ``simulate_mean``): output ``table``; params ``method``,
 ``section`` (the config's ``mean_estimation`` mapping), ``profiles`` (name -> spec), ``seed``;
@@ -69,15 +71,11 @@ def budget_shape(profile_name, spec, *, n, seed, delta0):
     return profile_from_spec(spec, n=n, rng=rng, delta0=delta0, label=profile_name)
 
 
-def covered(method, mechanism_cls, options):
-    """Whether the bound's theorem covers the mechanism (see module docstring)."""
+def covered(method, mechanism, profile, options):
+    """Whether the bound is a guarantee for ``mechanism`` with ``profile`` (module docstring)."""
     from shuffledp import get_bound
 
-    info = get_bound(method).info
-    if options.get("clone", info.options.get("clone")) == "stronger":
-        if mechanism_cls.clone_kind != "stronger":
-            return False
-    return bool(set(info.randomizers) & set(mechanism_cls.randomizer_classes))
+    return get_bound(method).covers(randomizer=mechanism, profile=profile, **options).covered
 
 
 def profile_list(section, profiles):
@@ -174,7 +172,8 @@ def simulate(*, task, method, section, profiles, seed, logger):
                     **row, "scale": scale, "eps0": local.eps_max,
                     "eps_local_mean": float(local.eps.mean()), "bound_eps": bound_eps,
                     "capped": capped,
-                    "covered": True if method == "local_only" else covered(method, cls, options),
+                    "covered": True if method == "local_only" else covered(method, mech, local,
+                                                                            options),
                     "mse": summ.mse, "mse_ci_low": summ.ci_low, "mse_ci_high": summ.ci_high,
                     "mse_theory": float(np.mean(th)), "status": "ok", "reason": "",
                     "seconds": time.perf_counter() - t0,

@@ -110,6 +110,7 @@ from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
     group_probabilities,
+    group_with_complements,
     poisson_binomial_pmf_grouped,
 )
 from shuffledp.randomizers import Randomizer, budget_tiers, domination
@@ -177,6 +178,15 @@ def _mass(eps: NDArray[np.float64], delta: NDArray[np.float64], clone: str) -> N
     return (1.0 - delta) * np.exp(-eps)
 
 
+def _mass_complement(eps: NDArray[np.float64], delta: NDArray[np.float64],
+                     clone: str) -> NDArray:
+    """1 - r_j computed without cancellation (r_j is close to 1 for eps_j close to 0):
+    stronger tanh(eps/2) + 2 delta expit(-eps); standard -expm1(-eps) + delta e^-eps."""
+    if clone == "stronger":
+        return np.tanh(eps / 2.0) + 2.0 * delta * special.expit(-eps)
+    return -np.expm1(-eps) + delta * np.exp(-eps)
+
+
 def clone_probabilities(profile: BudgetProfile, *, clone: str = "stronger") -> NDArray:
     """Per-user clone probability r_j (see the module docstring for the two kinds).
 
@@ -209,18 +219,24 @@ def worst_victim(
 
 def _grouped_pool(
     profile: BudgetProfile, clone: str, rel_step: float
-) -> tuple[float, float, NDArray[np.float64], NDArray[np.int64]]:
-    """``(eps_v, delta_v, values, counts)``: the worst victim and its pool, grouped and rounded
-    down (:func:`shuffledp.poisson_binomial.group_probabilities`).  Identical users are one
-    group without any per-user array, so n = 10^8 costs one binomial."""
+) -> tuple[float, float, NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """``(eps_v, delta_v, values, counts, complements)``: the worst victim and its pool,
+    grouped and rounded down (:func:`shuffledp.poisson_binomial.group_with_complements`),
+    with the accurate 1 - r of each group.  Identical users are one group without any
+    per-user array, so n = 10^8 costs one binomial."""
     _check_clone(clone)
+    e1, d1 = profile.eps[:1], profile.delta[:1]
     if profile.is_identical:
-        r = float(_mass(profile.eps[:1], profile.delta[:1], clone)[0])
+        r = float(_mass(e1, d1, clone)[0])
+        c = float(_mass_complement(e1, d1, clone)[0])
         return (profile.eps_max, profile.delta_max, np.array([r]),
-                np.array([profile.n - 1], dtype=np.int64))
-    eps_v, delta_v, pool = worst_victim(profile, clone=clone)
-    values, counts = group_probabilities(pool, rel_step=rel_step)
-    return eps_v, delta_v, values, counts
+                np.array([profile.n - 1], dtype=np.int64), np.array([c]))
+    r = _mass(profile.eps, profile.delta, clone)
+    comp = _mass_complement(profile.eps, profile.delta, clone)
+    top = int(np.argmax(r))
+    values, comps, counts = group_with_complements(np.delete(r, top), np.delete(comp, top),
+                                                   rel_step=rel_step)
+    return profile.eps_max, profile.delta_max, values, counts, comps
 
 
 # --------------------------------------------------------------------------- the count pmf
@@ -323,9 +339,10 @@ def _left_tail(
 
 def _build_count(
     eps_v: float, delta_v: float, values: NDArray[np.float64], counts: NDArray[np.int64],
-    *, tol: float, direct: bool,
+    *, tol: float, direct: bool, complements: NDArray[np.float64] | None = None,
 ) -> CloneCount:
-    count = poisson_binomial_pmf_grouped(values, counts, tol=tol, direct=direct)
+    count = poisson_binomial_pmf_grouped(values, counts, tol=tol, direct=direct,
+                                         complements=complements)
     count.pmf.setflags(write=False)
     size = int(counts[values > 0].sum())
     mean = float(np.dot(values, counts))
@@ -357,8 +374,9 @@ def clone_count(
     if hit is not None:
         _COUNT_CACHE.move_to_end(key)
         return hit
-    eps_v, delta_v, values, counts = _grouped_pool(profile, clone, rel_step)
-    out = _build_count(eps_v, delta_v, values, counts, tol=tol, direct=direct)
+    eps_v, delta_v, values, counts, comps = _grouped_pool(profile, clone, rel_step)
+    out = _build_count(eps_v, delta_v, values, counts, tol=tol, direct=direct,
+                       complements=comps)
     _COUNT_CACHE[key] = out
     if len(_COUNT_CACHE) > _CACHE_SIZE:
         _COUNT_CACHE.popitem(last=False)
@@ -645,9 +663,10 @@ def clones_coverage(
     other user as victim (docs/theory.md, "The general clone reduction"):
     ``randomizer.clone_mass(eps_u, eps_j) >= r_j`` for all u != j, checked by
     :func:`shuffledp.randomizers.domination`.  Local delta_i > 0 with a pure randomizer only
-    makes the bound more conservative (smaller r_j, the victim's delta_v charged); a randomizer
-    that is not pure (the Gaussian mechanism) is not of the mixture form (1 - delta_i) pure +
-    delta_i leak that the local-delta reading needs, so it is not covered.
+    makes the bound more conservative (smaller r_j, the victim's delta_v charged); for a
+    randomizer that is not pure (the Gaussian mechanism) the mixture form (1 - delta_i) pure +
+    delta_i leak that the local-delta reading needs is not established (and personalized
+    Gaussians provide no clones of a less noisy victim), so it is not covered.
 
     >>> from shuffledp import BudgetProfile
     >>> from shuffledp.randomizers import get_randomizer
@@ -660,7 +679,8 @@ def clones_coverage(
     if not r.pure:
         return Coverage(False, (
             f"{r} is not pure LDP: clones reads local delta_i as the mixture (1 - delta_i) "
-            "pure + delta_i leak, which this randomizer is not (docs/theory.md, 'Local delta')"
+            "pure + delta_i leak, a form not established for this randomizer "
+            "(docs/theory.md, 'Local delta')"
         ))
     values, counts, min_delta = budget_tiers(profile)
     need = _mass(values, min_delta, clone)  # the largest r_j used at each budget

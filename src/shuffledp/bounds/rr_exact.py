@@ -129,8 +129,8 @@ class RRPair:
 
 
 def _pair_from_probs(one_probs: NDArray[np.float64], q_v: float, q1_v: float,
-                     label: str) -> RRPair:
-    pmf = poisson_binomial_pmf_exact(one_probs)
+                     label: str, complements: NDArray[np.float64]) -> RRPair:
+    pmf = poisson_binomial_pmf_exact(one_probs, complements)
     rtol = _recursion_rtol(one_probs.size)
     return RRPair(TruncatedPMF(0, pmf, 0.0, 0.0), q_v, label, int(one_probs.size), q1_v, rtol)
 
@@ -156,11 +156,13 @@ def _identical_pairs(n: int, eps0: float, tol: float) -> list[RRPair]:
     if n <= _EXACT_IDENTICAL_N:
         for k in ks:
             one = np.concatenate([np.full(n - 1 - k, p), np.full(k, q)])
-            pairs.append(_pair_from_probs(one, q, p, f"identical k={k}"))
+            comp = np.concatenate([np.full(n - 1 - k, q), np.full(k, p)])
+            pairs.append(_pair_from_probs(one, q, p, f"identical k={k}", comp))
         return pairs
     karr = np.array(ks, dtype=np.int64)
-    wa = binomial_windows(n - 1 - karr, np.full(karr.size, p), tol / 2.0)
-    wb = binomial_windows(karr, np.full(karr.size, q), tol / 2.0)
+    wa = binomial_windows(n - 1 - karr, np.full(karr.size, p), tol / 2.0,
+                          np.full(karr.size, q))
+    wb = binomial_windows(karr, np.full(karr.size, q), tol / 2.0, np.full(karr.size, p))
     for k, a, b in zip(ks, wa, wb, strict=True):
         c, err2 = convolve_pmfs(a.pmf, b.pmf)
         dropped = a.dropped_mass + b.dropped_mass
@@ -188,8 +190,9 @@ def _exhaustive_pairs(eps: NDArray[np.float64]) -> list[RRPair]:
             seen.add(key)
             b = np.array(bits, dtype=bool)
             one = np.where(b, q_all[others], q1_all[others])
+            comp = np.where(b, q1_all[others], q_all[others])
             pairs.append(_pair_from_probs(one, float(q_all[v]), float(q1_all[v]),
-                                          f"v={v} bits={bits}"))
+                                          f"v={v} bits={bits}", comp))
     return pairs
 
 
@@ -209,10 +212,11 @@ def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[
     in_u = np.zeros(n, dtype=bool)
     in_u[list(cand)] = True
     rest_p = q1_all[~in_u]  # outside U every bit is 0
+    rest_c = q_all[~in_u]
     if rest_p.size <= _EXACT_T_N:
-        t = TruncatedPMF(0, poisson_binomial_pmf_exact(rest_p), 0.0, 0.0)
+        t = TruncatedPMF(0, poisson_binomial_pmf_exact(rest_p, rest_c), 0.0, 0.0)
     else:
-        t = poisson_binomial_pmf_tree(rest_p, tol=tol)
+        t = poisson_binomial_pmf_tree(rest_p, tol=tol, complements=rest_c)
     t_rtol = _recursion_rtol(n)  # exact recursion (and direct kernel); FFT error is error_l1
     u_sorted = [int(i) for i in order if in_u[i]]  # U by decreasing eps
     seen_victim_eps: set[float] = set()
@@ -227,7 +231,7 @@ def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[
         configs += [(np.arange(m) >= m - j, f"bottom{j}") for j in range(1, m)]
         for bits, name in configs:
             one = np.where(bits, q_all[o], q1_all[o])
-            kernel = poisson_binomial_pmf_exact(one)
+            kernel = poisson_binomial_pmf_exact(one, np.where(bits, q1_all[o], q_all[o]))
             s = np.convolve(t.pmf, kernel)  # kernel <= 2 max_flips + 5 entries: direct, exact
             pairs.append(
                 RRPair(TruncatedPMF(t.offset, s, t.dropped_mass, t.error_l1), float(q_all[v]),

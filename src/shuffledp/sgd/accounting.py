@@ -149,18 +149,14 @@ def check_applicable(
         return
     if clone not in ("standard", "stronger"):
         raise ValueError(f"clone must be 'standard' or 'stronger', got {clone!r}")
-    if clone not in cls.clone_kinds:
-        raise ParameterRegimeError(
-            f"clones: the {clone!r} clone decomposition is not proven for the {randomizer!r} "
-            f"randomizer (proven: {list(cls.clone_kinds) or 'none'}; the approximate-LDP "
-            "extension FMT21 Thm 3.8 is not implemented)"
-        )
-    if not profile.is_identical:
-        raise ParameterRegimeError(
-            "clones: the clone reduction for SGD needs one randomizer shared by all users "
-            "(identical budgets); personalized budgets give per-user randomizers whose "
-            "reports are not mixtures of the victim's"
-        )
+    from shuffledp.bounds import get_bound
+
+    # one decision for every place that asks "covered": the clones bound's own coverage, for
+    # the family of this randomizer (duchi_l2: clones only between equal budgets, mass e^-eps;
+    # gaussian: not pure, not covered)
+    cov = get_bound("clones").covers(randomizer=cls, profile=profile, clone=clone)
+    if not cov.covered:
+        raise ParameterRegimeError(f"clones is not proven for this SGD setting: {cov.reason}")
 
 
 # --------------------------------------------------------------------------- PLD pieces

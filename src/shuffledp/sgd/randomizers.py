@@ -33,10 +33,12 @@ L2 norm (the sensitivity).  Budgets are per user: ``eps[i]`` (and ``delta[i]``) 
     input in the ball: the ratio for any two inputs is at most ``e^eps``.
 
 Which shuffle analyses hold (see :mod:`shuffledp.sgd.accounting`): both are valid inputs for
-the paper's GDP approximation; the standard clones of Feldman, McMillan, Talwar (FOCS 2021)
-are proven for pure eps_0-LDP randomizers, i.e. :class:`DuchiRandomizer` with identical
-budgets (``clone_kinds = ("standard",)``).  The stronger clones (SODA 2023 with Errata) cover
-a restricted class (binary/k-ary randomized response) that contains neither randomizer.
+the paper's GDP approximation.  Rigorous clone accounting asks
+``get_bound("clones").covers(randomizer=..., profile=...)`` with this randomizer's family
+(:mod:`shuffledp.randomizers`): the L2-ball Duchi randomizer (``duchi_l2``) reports on a sphere
+of radius B(eps_i), so users with different budgets share no outputs and only equal budgets
+provide clones, with mass e^{-eps} over all input pairs (standard clones, identical budgets);
+the Gaussian randomizer is not pure LDP and is not covered.
 
 >>> import torch
 >>> r = DuchiRandomizer(clip=1.0)
@@ -102,7 +104,6 @@ class GaussianRandomizer:
     clip: float
     name: ClassVar[str] = "gaussian"
     pure: ClassVar[bool] = False
-    clone_kinds: ClassVar[tuple[str, ...]] = ()
     citation: ClassVar[str] = "Balle, Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism)"
 
     def __post_init__(self) -> None:
@@ -151,7 +152,6 @@ class DuchiRandomizer:
     clip: float
     name: ClassVar[str] = "duchi"
     pure: ClassVar[bool] = True
-    clone_kinds: ClassVar[tuple[str, ...]] = ("standard",)
     citation: ClassVar[str] = "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3 (L2 ball)"
 
     def __post_init__(self) -> None:
