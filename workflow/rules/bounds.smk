@@ -39,6 +39,8 @@ rule collect_bounds_vs_n:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        kind="bounds_vs_n",
     script:
         "../scripts/concat_tables.py"
 
@@ -77,6 +79,8 @@ rule collect_gdp_validity:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        kind="gdp_validity",
     script:
         "../scripts/concat_tables.py"
 
@@ -122,6 +126,8 @@ rule collect_personalized:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        kind="personalized",
     script:
         "../scripts/concat_tables.py"
 

@@ -1,9 +1,23 @@
 # Config validation (before any job runs) and input functions shared by all rules.
+import difflib
+import os
+
+import jsonschema
 import numpy as np
+import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 import shuffledp
+from shuffledp.errors import short_repr
 from shuffledp.params import profile_from_spec
+
+CONFIG_SCHEMA = os.path.join(workflow.basedir, "config", "schema.yaml")
+MAX_CONFIG_PROBLEMS = 5  # config errors reported at once (one line each)
+
+
+class ConfigError(ValueError):
+    """An invalid configuration: a few lines, raised before any job runs."""
 
 
 def _coerce_numbers(node):
@@ -24,47 +38,197 @@ def _coerce_numbers(node):
     return node
 
 
-config.update(_coerce_numbers(dict(config)))
-validate(config, "../../config/schema.yaml", set_default=True)
+def _key_path(path):
+    """'bounds_vs_n.n[0]', "profiles['uniform_0.5_2'].low" for a jsonschema path."""
+    out = ""
+    for key in path:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif str(key).isidentifier():
+            out += f".{key}" if out else str(key)
+        else:
+            out += f"[{key!r}]"
+    return out
 
 
-def _check_config():
-    """Cross-checks the JSON schema cannot express; raises before any job runs."""
+def _where(path):
+    return f"config {_key_path(path)}" if path else "config"
+
+
+def unknown_key_message(path, key, valid):
+    """One line for an unknown key, with the closest valid one (difflib)."""
+    valid = sorted(valid)
+    close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(valid)}"
+    return f"{_where(path)}: unknown key {short_repr(key)}; {hint}"
+
+
+def _summary(sub):
+    """A few words for a schema alternative (oneOf / anyOf)."""
+    if "const" in sub:
+        return repr(sub["const"])
+    if "enum" in sub:
+        return f"one of {short_repr(sub['enum'])}"
+    kind = sub.get("type", "a value")
+    if kind == "array" and isinstance(sub.get("items"), dict):
+        return f"a list of {sub['items'].get('type', 'item')}s"
+    return f"a {kind}" if isinstance(kind, str) else f"one of the types {kind}"
+
+
+_BOUNDS = {
+    "minimum": ">=",
+    "maximum": "<=",
+    "exclusiveMinimum": ">",
+    "exclusiveMaximum": "<",
+}
+
+
+def schema_error_lines(error):
+    """Short lines for a jsonschema ValidationError: key path, value, constraint."""
+    path, value, keyword, limit = (
+        list(error.absolute_path),
+        error.instance,
+        error.validator,
+        error.validator_value,
+    )
+    if keyword == "additionalProperties" and limit is False and isinstance(value, dict):
+        props = error.schema.get("properties", {})
+        return [
+            unknown_key_message(path, key, props) for key in value if key not in props
+        ]
+    if keyword in _BOUNDS:
+        constraint = f"must be {_BOUNDS[keyword]} {limit:g}"
+    elif keyword == "type":
+        constraint = (
+            f"must be of type {limit if isinstance(limit, str) else ' or '.join(limit)}"
+        )
+    elif keyword == "enum":
+        constraint = f"must be one of {', '.join(repr(v) for v in limit)}"
+    elif keyword == "const":
+        constraint = f"must be {limit!r}"
+    elif keyword in ("oneOf", "anyOf"):
+        constraint = f"must be {' or '.join(_summary(sub) for sub in limit)}"
+    elif keyword == "minItems":
+        constraint = f"must have at least {limit} item(s)"
+    elif keyword == "maxItems":
+        constraint = f"must have at most {limit} item(s)"
+    elif keyword == "pattern":
+        constraint = f"must match {limit!r}"
+    elif keyword == "required":
+        missing = [k for k in limit if k not in value]
+        return [f"{_where(path)}: missing required key(s) {', '.join(missing)}"]
+    else:
+        constraint = f"must satisfy {keyword} {short_repr(limit)}"
+    # name the schema keyword of a numeric limit (minimum, exclusiveMaximum, ...)
+    named = f" (schema: {keyword} {limit:g})" if keyword in _BOUNDS else ""
+    return [f"{_where(path)} = {short_repr(value)}: {constraint}{named}"]
+
+
+def config_problems(cfg, schema):
+    """Every violation of the JSON schema, one short line each."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(
+        validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path]
+    )
+    lines = []
+    for err in errors:
+        lines += [ln for ln in schema_error_lines(err) if ln not in lines]
+    return lines
+
+
+def _unknown_names(where, names, known, what):
+    """Lines for names not in ``known`` (bounds, profiles, options), closest match each."""
+    lines = []
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"known: {', '.join(sorted(known)) or 'none'}"
+            )
+            lines.append(f"config {where}: {what} {short_repr(name)}; {hint}")
+    return lines
+
+
+def cross_check_problems(cfg):
+    """Cross-checks the JSON schema cannot express (registry names, profile references)."""
     known = shuffledp.list_bounds()
-    methods = config["methods"]
-    if methods != "all":
-        unknown = [m for m in methods if m not in known]
-        if unknown:
-            raise ValueError(
-                f"config methods: unknown bound(s) {unknown}; known bounds: {known}"
+    lines = []
+    if cfg["methods"] != "all":
+        lines += _unknown_names("methods", cfg["methods"], known, "unknown bound")
+    for section in ("mean_estimation", "frequency_estimation"):
+        sec = cfg.get(section, {})
+        if sec.get("methods", "all") != "all":
+            lines += _unknown_names(
+                f"{section}.methods", sec["methods"], known, "unknown bound"
+            )
+        for name, opts in sec.get("bound_options", {}).items():
+            if name not in known:
+                lines += _unknown_names(
+                    f"{section}.bound_options", [name], known, "unknown bound"
+                )
+                continue
+            accepted = shuffledp.get_bound(name).info.options
+            lines += _unknown_names(
+                f"{section}.bound_options.{name}", opts, accepted, "unknown option"
             )
     rng = np.random.default_rng(0)
-    for name, spec in config["profiles"].items():
+    for name, spec in cfg["profiles"].items():
         try:
             profile_from_spec(spec, n=10, rng=rng)
-        except (KeyError, ValueError) as err:
-            raise ValueError(f"config profiles.{name}: {err!r}") from None
-    used = list(config["personalized"]["profiles"]) + [config["runtime"]["profile"]]
+        except (KeyError, TypeError, ValueError) as err:
+            text = str(err).splitlines()[0] if str(err) else type(err).__name__
+            text = text if len(text) <= 160 else f"{text[:150]}..."
+            lines.append(f"config {_key_path(['profiles', name])}: {text}")
+    defined = cfg["profiles"]
+    refs = [("personalized.profiles", p) for p in cfg["personalized"]["profiles"]]
+    refs.append(("runtime.profile", cfg["runtime"]["profile"]))
     for section in ("mean_estimation", "frequency_estimation"):
-        used += list(config.get(section, {}).get("profiles", []))
-    if config["sgd"].get("profile", "identical") != "identical":
-        used.append(config["sgd"]["profile"])
-    missing = sorted({p for p in used if p not in config["profiles"]})
-    if missing:
-        raise ValueError(
-            f"config refers to undefined profile(s) {missing}; defined: "
-            f"{sorted(config['profiles'])}"
-        )
+        refs += [
+            (f"{section}.profiles", p) for p in cfg.get(section, {}).get("profiles", [])
+        ]
+    if cfg["sgd"].get("profile", "identical") != "identical":
+        refs.append(("sgd.profile", cfg["sgd"]["profile"]))
+    for where, name in refs:
+        lines += _unknown_names(where, [name], defined, "undefined profile")
     bad_table_n = sorted(
-        set(config["personalized"]["table_n"]) - set(config["personalized"]["n"])
+        set(cfg["personalized"]["table_n"]) - set(cfg["personalized"]["n"])
     )
     if bad_table_n:
-        raise ValueError(
-            f"config personalized.table_n {bad_table_n} not in personalized.n"
-        )
+        lines.append(f"config personalized.table_n {bad_table_n} not in personalized.n")
+    return lines
 
 
-_check_config()
+def format_config_problems(lines):
+    """The message of a ConfigError: at most MAX_CONFIG_PROBLEMS lines and a pointer."""
+    shown = lines[:MAX_CONFIG_PROBLEMS]
+    if len(lines) > len(shown):
+        shown.append(f"... and {len(lines) - len(shown)} more")
+    shown.append("(every key is documented in config/schema.yaml)")
+    return "\n".join(shown)
+
+
+with open(CONFIG_SCHEMA) as _fh:
+    _SCHEMA = yaml.safe_load(_fh)
+config.update(_coerce_numbers(dict(config)))
+# Raised here, at module level: Snakemake then prints the message and a single traceback line.
+_problems = config_problems(config, _SCHEMA)
+if _problems:
+    raise ConfigError(format_config_problems(_problems))
+# Fill in the defaults.  It fails only if a default breaks the schema: keep that short too.
+try:
+    validate(config, "../../config/schema.yaml", set_default=True)
+except WorkflowError as _err:
+    _cause = _err.__cause__ or _err.__context__
+    if isinstance(_cause, jsonschema.ValidationError):
+        _problems = schema_error_lines(_cause)
+    else:
+        _problems = [ln[:200] for ln in str(_err).splitlines()[:2]]
+    raise ConfigError(format_config_problems(_problems)) from None
+_problems = cross_check_problems(config)
+if _problems:
+    raise ConfigError(format_config_problems(_problems))
 
 
 def bound_methods():

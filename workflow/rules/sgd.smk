@@ -65,6 +65,8 @@ rule collect_sgd:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        kind="sgd",
     script:
         "../scripts/concat_tables.py"
 

@@ -44,6 +44,8 @@ rule collect_mean_estimation:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        kind="mean_estimation",
     script:
         "../scripts/concat_tables.py"
 
@@ -90,6 +92,8 @@ rule collect_frequency_estimation:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        kind="frequency_estimation",
     script:
         "../scripts/concat_tables.py"
 
@@ -115,6 +119,7 @@ rule plot_mean_estimation:
         mem_mb=1000,
         runtime=5,
     params:
+        kind="mean_estimation",
         title="Mean estimation: MSE of the shuffled estimate at calibrated local budgets",
         ylabel="MSE",
     script:
@@ -142,6 +147,7 @@ rule plot_frequency_estimation:
         mem_mb=1000,
         runtime=5,
     params:
+        kind="frequency_estimation",
         title="Frequency estimation: MSE per category at calibrated local budgets",
         ylabel="MSE per category",
     script:

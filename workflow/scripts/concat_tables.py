@@ -1,24 +1,34 @@
-"""Concatenate tidy CSV tables with identical meaning into one (atomic write)."""
+"""Concatenate the per-job pieces of one table kind into its tidy table (atomic write).
+
+Every piece is validated against the declared columns and types of ``params["kind"]``
+(:mod:`tables`), so all pieces have the same kind and columns; a corrupted piece fails the rule
+with one line naming the file, the column and the line.
+
+Snakemake interface (rules ``collect_*``): input ``tables``; output ``table``; params ``kind``.
+"""
 
 import sys
 
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import get_logger, snakemake_kwargs, write_table
+from table_schemas import concat
+from wfutils import get_logger, run_main, write_table
 
 
 def main(*, inputs, outputs, params, log=None):
-    import pandas as pd
-
     logger = get_logger(log)
+    kind = (params or {}).get("kind")
+    if not kind:
+        raise ValueError("concat_tables needs params kind (the table kind of its pieces)")
     paths = inputs["tables"]
     paths = [paths] if isinstance(paths, str) else list(paths)
-    frames = [pd.read_csv(p) for p in paths]
-    df = pd.concat(frames, ignore_index=True, sort=False)
+    df = concat(paths, kind)
     write_table(df, outputs["table"])
-    logger.info("wrote %d rows from %d tables to %s", len(df), len(paths), outputs["table"])
+    logger.info(
+        "wrote %d rows of kind %s from %d tables to %s", len(df), kind, len(paths), outputs["table"]
+    )
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

@@ -15,7 +15,7 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import get_logger, snakemake_kwargs, write_text
+from wfutils import get_logger, read_table, run_main, write_text
 
 _MARK = {"approximate": "\u2020", "lower": "*", "upper": ""}
 _MARK_TEX = {"approximate": r"$^\dagger$", "lower": r"$^*$", "upper": ""}
@@ -71,10 +71,8 @@ def to_latex(methods, kinds, rows, delta):
 
 
 def main(*, inputs, outputs, params, log=None):
-    import pandas as pd
-
     logger = get_logger(log)
-    df = pd.read_csv(inputs["table"])
+    df = read_table(inputs["table"], "personalized")
     delta = float(df["delta"].iloc[0])
     methods, kinds, rows = eps_grid(df, params["table_n"])
     write_text(to_latex(methods, kinds, rows, delta), outputs["latex"])
@@ -83,4 +81,4 @@ def main(*, inputs, outputs, params, log=None):
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

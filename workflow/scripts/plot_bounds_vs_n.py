@@ -5,16 +5,15 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import apply_style, get_logger, method_style, save_figure, snakemake_kwargs
+from wfutils import apply_style, get_logger, method_style, read_table, run_main, save_figure
 
 
 def main(*, inputs, outputs, params, log=None):
     import matplotlib.pyplot as plt
-    import pandas as pd
 
     logger = get_logger(log)
     apply_style()
-    df = pd.read_csv(inputs["table"])
+    df = read_table(inputs["table"], "bounds_vs_n")
     ok = df[df["status"] == "ok"]
     eps0s = sorted(df["eps0"].unique())
     methods = list(dict.fromkeys(df["method"]))
@@ -29,8 +28,8 @@ def main(*, inputs, outputs, params, log=None):
                 continue
             style = method_style(method, m["kind"].iloc[0], methods)
             ax.plot(m["n"], m["eps"], **style)
-        if "below_lower" in sub:
-            bad = sub[sub["below_lower"].astype(str) == "True"]
+        if sub["below_lower"].notna().any():
+            bad = sub[sub["below_lower"].fillna(False).astype(bool)]
             ax.scatter(
                 bad["n"],
                 bad["eps"],
@@ -66,4 +65,4 @@ def main(*, inputs, outputs, params, log=None):
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

@@ -16,17 +16,18 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import apply_style, get_logger, read_table, save_figure, snakemake_kwargs
+from wfutils import apply_style, get_logger, read_table, run_main, save_figure
 
 
 def main(*, inputs, outputs, params, log=None):
     import matplotlib.pyplot as plt
     import numpy as np
+    import pandas as pd
 
     logger = get_logger(log)
     apply_style()
     method = (params or {}).get("method", "gdp")
-    df = read_table(inputs["table"])
+    df = read_table(inputs["table"], "gdp_validity")
     sub = df[df["method"] == method]
     if sub.empty:
         raise ValueError(f"method {method!r} not in table {inputs['table']!r}")
@@ -37,7 +38,7 @@ def main(*, inputs, outputs, params, log=None):
     for _, r in sub.iterrows():
         i, j = ns.index(r["n"]), eps0s.index(r["eps0"])
         ratio[i, j] = r["ratio_to_lower"]
-        below[i, j] = bool(r["below_lower"])
+        below[i, j] = False if pd.isna(r["below_lower"]) else bool(r["below_lower"])
     logr = np.log10(ratio)
     lim = float(np.nanmax(np.abs(logr))) if np.isfinite(logr).any() else 1.0
     lim = max(lim, 0.05)
@@ -72,4 +73,4 @@ def main(*, inputs, outputs, params, log=None):
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

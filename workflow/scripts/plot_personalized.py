@@ -13,16 +13,15 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import apply_style, get_logger, method_style, save_figure, snakemake_kwargs
+from wfutils import apply_style, get_logger, method_style, read_table, run_main, save_figure
 
 
 def main(*, inputs, outputs, params=None, log=None):
     import matplotlib.pyplot as plt
-    import pandas as pd
 
     logger = get_logger(log)
     apply_style()
-    df = pd.read_csv(inputs["table"])
+    df = read_table(inputs["table"], "personalized")
     ok = df[df["status"] == "ok"]
     profiles = list(dict.fromkeys(df["profile"]))
     delta0s = sorted(df["delta0"].unique())
@@ -62,4 +61,4 @@ def main(*, inputs, outputs, params=None, log=None):
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

@@ -5,16 +5,15 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import apply_style, get_logger, method_style, save_figure, snakemake_kwargs
+from wfutils import apply_style, get_logger, method_style, read_table, run_main, save_figure
 
 
 def main(*, inputs, outputs, params, log=None):
     import matplotlib.pyplot as plt
-    import pandas as pd
 
     logger = get_logger(log)
     apply_style()
-    df = pd.read_csv(inputs["table"])
+    df = read_table(inputs["table"], "sgd")
     ok = df[df["status"] == "ok"]
     private = ok[ok["kind"] != "nonprivate"]
     methods = list(dict.fromkeys(private["method"]))
@@ -68,4 +67,4 @@ def main(*, inputs, outputs, params, log=None):
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

@@ -9,7 +9,8 @@ Laplace in grey and black.  Points where the bound's theorem does not cover the 
 (``covered`` false) have hollow markers; rows that are not applicable are left out.
 
 Snakemake interface (rules ``plot_mean_estimation``, ``plot_frequency_estimation``): input
-``table``; outputs ``png``, ``pdf``; params ``title``, ``ylabel``.
+``table``; outputs ``png``, ``pdf``; params ``kind`` (``mean_estimation`` or
+``frequency_estimation``, the table kind of :mod:`tables`), ``title``, ``ylabel``.
 """
 
 import sys
@@ -17,7 +18,7 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import apply_style, get_logger, method_style, read_table, save_figure, snakemake_kwargs
+from wfutils import apply_style, get_logger, method_style, read_table, run_main, save_figure
 
 REFERENCE_STYLE = {
     "local_only": {"color": "#7f7f7f", "linestyle": "-.", "marker": "v",
@@ -102,11 +103,11 @@ def draw(df, *, title="", ylabel="MSE"):
 def main(*, inputs, outputs, params, log=None):
     logger = get_logger(log)
     apply_style()
-    df = read_table(inputs["table"])
+    df = read_table(inputs["table"], params["kind"])
     fig = draw(df, title=params.get("title", ""), ylabel=params.get("ylabel", "MSE"))
     save_figure(fig, [outputs["png"], outputs["pdf"]])
     logger.info("plotted %d rows of %s", len(df), inputs["table"])
 
 
 if "snakemake" in globals():
-    main(**snakemake_kwargs(snakemake))  # noqa: F821
+    run_main(main, snakemake)  # noqa: F821

@@ -2,8 +2,11 @@
 
 Scripts are thin adapters: they read inputs and params, call :mod:`shuffledp`, and write tidy
 tables through :func:`write_table` (atomic: a temporary file renamed into place, so a killed
-job never leaves a partial output).  Figures are drawn only from tables, with
-:func:`apply_style` and saved by :func:`save_figure` (also atomic).
+job never leaves a partial output).  Every table a later rule reads goes through
+:func:`read_table` (from :mod:`tables`, where the columns and types of every table kind are
+declared), which fails with one line naming the file when a table is corrupted.  Figures are
+drawn only from tables, with :func:`apply_style` and saved by :func:`save_figure` (also
+atomic).
 
 Scripts run under Snakemake's ``script:`` directive, which prepends a preamble, so they must
 not use ``from __future__`` imports.
@@ -17,15 +20,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from table_schemas import TableError, read_table
+
 __all__ = [
     "write_table",
     "read_table",
+    "TableError",
     "save_figure",
     "apply_style",
     "method_label",
     "method_style",
     "get_logger",
     "snakemake_kwargs",
+    "run_main",
 ]
 
 
@@ -60,12 +67,6 @@ def write_text(text: str, path: str | os.PathLike) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
-
-
-def read_table(path: str | os.PathLike):
-    import pandas as pd
-
-    return pd.read_csv(path)
 
 
 def save_figure(fig, paths: Iterable[str | os.PathLike]) -> None:
@@ -160,3 +161,16 @@ def snakemake_kwargs(smk) -> dict[str, Any]:
         "params": dict(params),
         "log": smk.log[0] if len(smk.log) else None,
     }
+
+
+def run_main(main, smk) -> None:
+    """Run a script's ``main`` with the ``snakemake`` object's arguments.
+
+    A :class:`TableError` (a corrupted input table) is also printed, as its one line, to the
+    console Snakemake runs in: the rule's stderr goes to its log (:func:`get_logger`).
+    """
+    try:
+        main(**snakemake_kwargs(smk))
+    except TableError as err:
+        print(f"TableError: {err}", file=sys.__stderr__, flush=True)
+        raise

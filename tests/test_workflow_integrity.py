@@ -1,0 +1,445 @@
+"""Workflow integrity: every intermediate table is validated against its declared columns and
+types (workflow/scripts/table_schemas.py) when a later rule reads it, and a corrupted table
+fails that rule with one line naming the file, the column and the line."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import table_schemas as tables  # workflow/scripts (on sys.path via conftest)
+from table_schemas import TABLES, TableError, read_table
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "workflow" / "scripts"
+RULES = ROOT / "workflow" / "rules"
+
+# Valid tables, as the workflow's jobs write them (rows taken from a run of the .test config,
+# with one row of every status and the empty cells of each).
+_BOUNDS_VS_N = """\
+n,eps0,delta,method,kind,eps,seconds,status,reason,expected_clones,clt_ok,below_lower
+1000,4.0,1e-06,gdp,approximate,1.449377060821375,0.0055,ok,,35.93644750425893,False,True
+1000,4.0,1e-06,liu23_personalized,approximate,,,not_applicable,"requires S >= 243.2, got 18.3",,,
+1000,4.0,1e-06,rr_exact,lower,1.691,0.2,ok,,,,False
+"""
+_GDP_VALIDITY = """\
+n,eps0,delta,method,kind,eps,seconds,status,reason,expected_clones,clt_ok,ratio_to_lower,below_lower
+1000,0.5,1e-06,gdp,approximate,0.2827563930771301,0.0051,ok,,754.3262562586947,True,4.97339,False
+1000,0.5,1e-06,rr_exact,lower,0.05685,0.02,ok,,,,1.0,False
+1000,8.0,1e-06,clones,upper,,,not_applicable,"outside the region",,,,False
+"""
+_PERSONALIZED = """\
+profile,n,delta0,delta,method,kind,eps,seconds,seed,status,reason
+two_groups,1000,0.0,1e-05,gdp,approximate,0.3030132787542444,0.00104,20240101,ok,
+two_groups,1000,0.0,1e-05,efmrtt19,upper,,,20240101,not_applicable,"requires eps0 <= 0.5, got 2"
+two_groups,1000,1e-10,1e-05,clones,upper,0.21,0.01,20240101,ok,
+"""
+_RUNTIME = """\
+method,kind,n,profile,delta,eps,seconds_min,seconds_median,repeats,seed,status,reason
+gdp,approximate,1000,uniform_0.5_2,1e-06,0.367,0.00096,0.00096,1,20240101,ok,
+efmrtt19,upper,1000,uniform_0.5_2,1e-06,,,,0,20240101,not_applicable,"requires eps0 <= 0.5"
+"""
+_UTILITY_HEADER = (
+    "method,kind,sweep,target_eps,delta,profile,n,mechanism,scale,eps0,eps_local_mean,"
+    "bound_eps,capped,covered,mse,mse_ci_low,mse_ci_high,mse_theory,reps,seed,status,reason,"
+    "seconds\n"
+)
+_MEAN = _UTILITY_HEADER + (
+    "gdp,approximate,n,1.0,1e-06,identical,1000,laplace,3.29,3.29,3.29,0.999,False,True,"
+    "2.6e-05,0.0,9.9e-05,0.00073,3,20240101,ok,,0.0496\n"
+    "gdp,approximate,eps,4.0,1e-06,uniform_0.5_2,1000,duchi,,,,,,,,,,,3,20240101,"
+    "not_applicable,cannot reach the target,0.01\n"
+)
+_MEAN_REFERENCE = _UTILITY_HEADER + (
+    "central_laplace,reference,n,1.0,1e-06,identical,1000,central_laplace,,,,,,True,"
+    "7.6e-06,0.0,3.4e-05,8e-06,3,20240101,ok,,0.0009\n"
+)
+_FREQUENCY = _UTILITY_HEADER + (
+    "gdp,approximate,n,1.0,1e-06,identical,1000,grr,3.29,3.29,3.29,0.999,False,True,"
+    "0.000104,1.0e-05,0.000199,0.000101,3,20240101,ok,,0.0255\n"
+    "gdp,approximate,n,1.0,1e-06,identical,1000,oue,3.29,3.29,3.29,0.999,True,False,"
+    "0.00028,0.00013,0.00043,0.00021,3,20240101,ok,,0.0057\n"
+)
+_SGD_RUN = """\
+method,target_eps,delta,rounds,randomizer,dataset,model,clip,lr,profile,seed,kind,\
+local_eps_scale,eps_achieved,local_eps_max,local_eps_mean,capped,status,reason,accuracy,\
+train_accuracy,n_users,n_params,seconds
+gdp,2.0,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,498351109,approximate,2.836,1.9986,\
+2.836,2.836,False,ok,,0.7577,0.7921,1438,650,3.71
+gdp,2.0,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,77,approximate,2.836,1.9986,\
+2.836,2.836,False,ok,,0.7601,0.7930,1438,650,3.52
+"""
+_SGD_NONPRIVATE = """\
+method,target_eps,delta,rounds,randomizer,dataset,model,clip,lr,profile,seed,kind,\
+local_eps_scale,eps_achieved,status,reason,accuracy,train_accuracy,n_users,n_params,seconds
+nonprivate,,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,498351109,nonprivate,,inf,ok,,\
+0.8524,0.8783,1438,650,3.35
+"""
+_SGD_NOT_APPLICABLE = """\
+method,target_eps,delta,rounds,randomizer,dataset,model,clip,lr,profile,seed,kind,status,\
+reason,accuracy,local_eps_scale
+clones,0.1,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,5,upper,not_applicable,too small,,
+"""
+
+VALID = {
+    "bounds_vs_n": _BOUNDS_VS_N,
+    "gdp_validity": _GDP_VALIDITY,
+    "personalized": _PERSONALIZED,
+    "runtime": _RUNTIME,
+    "mean_estimation": _MEAN,
+    "frequency_estimation": _FREQUENCY,
+    "sgd": _SGD_RUN,
+}
+# Pieces: one job's table (its coordinate is constant: eps0, n, profile, method, ...).
+VALID_PIECES = {
+    "bounds_vs_n.piece": _BOUNDS_VS_N,
+    "gdp_validity.piece": _GDP_VALIDITY.replace("1000,8.0,", "1000,0.5,"),
+    "personalized.piece": _PERSONALIZED,
+    "mean_estimation.piece": _MEAN,
+    "frequency_estimation.piece": _FREQUENCY,
+    "sgd.piece": _SGD_RUN,
+}
+ALL_VALID = {**VALID, **VALID_PIECES}
+
+
+def _write(tmp_path, text, name="table.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _fails(path, kind, *fragments):
+    """read_table raises a one-line TableError naming the file and every fragment."""
+    with pytest.raises(TableError) as info:
+        read_table(path, kind)
+    msg = str(info.value)
+    assert isinstance(info.value, ValueError)
+    assert "\n" not in msg, msg
+    assert str(path) in msg, msg
+    for frag in fragments:
+        assert frag in msg, msg
+    return msg
+
+
+def _frame(text):
+    """The table as text cells (empty cells stay empty)."""
+    return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+
+
+def _drop_column(text, name):
+    return _frame(text).drop(columns=[name]).to_csv(index=False)
+
+
+def _set_cell(text, name, value, row=0):
+    df = _frame(text)
+    df.loc[row, name] = value
+    return df.to_csv(index=False)
+
+
+def _n_rows(text):
+    return len(text.strip().splitlines()) - 1
+
+
+def _first_typed_column(kind, types=("number", "integer")):
+    return next(c.name for c in TABLES[kind].columns if c.type in types and not c.optional)
+
+
+def test_every_table_kind_has_a_valid_example():
+    assert set(ALL_VALID) == set(TABLES)
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_valid_table_passes(kind, tmp_path):
+    text = ALL_VALID[kind]
+    df = read_table(_write(tmp_path, text), kind)
+    assert len(df) == _n_rows(text)
+    assert list(df.columns) == TABLES[kind].names  # declared order, optional ones filled
+    for col in TABLES[kind].columns:
+        if col.type == "number":
+            assert df[col.name].dtype == float, col.name
+        if col.type == "integer" and not col.nullable:
+            assert df[col.name].dtype == "int64", col.name
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_garbage_appended_fails(kind, tmp_path):
+    path = _write(tmp_path, ALL_VALID[kind] + "lorem ipsum dolor sit amet\n")
+    _fails(path, kind, "garbage", f"line {_n_rows(ALL_VALID[kind]) + 2}:")
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_garbage_with_more_fields_fails(kind, tmp_path):
+    """A line wider than the header (a tokenizer error for pandas) names file and line."""
+    path = _write(tmp_path, ALL_VALID[kind] + "," * 40 + "x\n")
+    _fails(path, kind, "41 fields")
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_missing_column_fails(kind, tmp_path):
+    name = TABLES[kind].required[-1]
+    path = _write(tmp_path, _drop_column(ALL_VALID[kind], name))
+    _fails(path, kind, "missing column", repr(name))
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_non_numeric_cell_fails(kind, tmp_path):
+    name = _first_typed_column(kind)
+    path = _write(tmp_path, _set_cell(ALL_VALID[kind], name, "12abc", row=1))
+    _fails(path, kind, f"column {name!r}, line 3", "'12abc'", "not a")
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_bogus_extra_column_fails(kind, tmp_path):
+    df = _frame(ALL_VALID[kind])
+    df["Unnamed: 13"] = "x"
+    path = _write(tmp_path, df.to_csv(index=False))
+    _fails(path, kind, "unexpected column", "'Unnamed: 13'", "table_schemas.py")
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+@pytest.mark.parametrize("text", ["", "\n", "  \n\n"])
+def test_empty_file_fails(kind, text, tmp_path):
+    _fails(_write(tmp_path, text), kind, "empty file")
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_header_only_fails(kind, tmp_path):
+    _fails(_write(tmp_path, ALL_VALID[kind].splitlines()[0] + "\n"), kind, "no data rows")
+
+
+@pytest.mark.parametrize("kind", sorted(ALL_VALID))
+def test_truncated_file_fails(kind, tmp_path):
+    text = ALL_VALID[kind]
+    _fails(_write(tmp_path, text[: len(text) - 7]), kind, "truncated")
+
+
+def test_short_row_names_its_line(tmp_path):
+    lines = _BOUNDS_VS_N.splitlines()
+    text = "\n".join([*lines[:2], lines[2][:20], *lines[3:]]) + "\n"
+    _fails(_write(tmp_path, text), "bounds_vs_n", "line 3", "fields where the header has 12")
+
+
+@pytest.mark.parametrize(
+    ("kind", "column", "value", "fragment"),
+    [
+        ("bounds_vs_n", "kind", "exact", "approximate, upper, lower"),
+        ("bounds_vs_n", "status", "error", "ok, not_applicable"),
+        ("bounds_vs_n", "below_lower", "maybe", "True/False"),
+        ("bounds_vs_n", "n", "1000.5", "not an integer"),
+        ("bounds_vs_n", "method", "Not A Name!", "not a name"),
+        ("bounds_vs_n", "delta", "", "must have a value"),
+        ("bounds_vs_n", "eps", "", "status 'ok'"),  # ok rows carry eps
+        ("mean_estimation", "sweep", "both", "n, eps"),
+        ("mean_estimation", "kind", "lower_bound", "reference"),
+        ("sgd", "kind", "reference", "nonprivate"),
+    ],
+)
+def test_bad_value_fails(kind, column, value, fragment, tmp_path):
+    path = _write(tmp_path, _set_cell(ALL_VALID[kind], column, value, row=0))
+    _fails(path, kind, f"column {column!r}", "line 2", fragment)
+
+
+def test_first_bad_row_is_reported(tmp_path):
+    text = _set_cell(_set_cell(_PERSONALIZED, "seed", "x", row=2), "eps", "y", row=1)
+    _fails(_write(tmp_path, text), "personalized", "column 'eps', line 3", "'y'")
+
+
+def test_piece_holds_one_coordinate(tmp_path):
+    path = _write(tmp_path, _set_cell(_BOUNDS_VS_N, "eps0", "1.0", row=2))
+    _fails(path, "bounds_vs_n.piece", "column 'eps0', line 4", "single eps0")
+    read_table(path, "bounds_vs_n")  # the concatenated table holds every eps0
+
+
+def test_table_of_another_kind_is_named(tmp_path):
+    msg = _fails(_write(tmp_path, _PERSONALIZED), "bounds_vs_n", "missing column")
+    assert "'personalized' table" in msg
+
+
+def test_binary_garbage_fails(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(_GDP_VALIDITY.encode() + b"\xff\xfe\x00\x01garbage\n")
+    _fails(path, "gdp_validity", "not UTF-8")
+
+
+def test_unterminated_quote_fails(tmp_path):
+    _fails(_write(tmp_path, _RUNTIME + 'gdp,approximate,"unterminated\n'), "runtime", "line")
+
+
+def test_duplicate_column_fails(tmp_path):
+    text = _RUNTIME.replace("seed,status", "seed,seed", 1)
+    _fails(_write(tmp_path, text), "runtime", "duplicate column", "'seed'")
+
+
+def test_optional_and_nullable_columns(tmp_path):
+    """Optional columns may be absent (filled empty); nullable ones may hold empty cells."""
+    text = _drop_column(_drop_column(_BOUNDS_VS_N, "below_lower"), "clt_ok")
+    df = read_table(_write(tmp_path, text), "bounds_vs_n")
+    assert df["below_lower"].isna().all() and df["clt_ok"].isna().all()
+    assert "vacuous" in df.columns and df["vacuous"].isna().all()
+    df = read_table(_write(tmp_path, text), "bounds_vs_n", fill_optional=False)
+    assert "below_lower" not in df.columns and "vacuous" not in df.columns
+    # below_lower true / false / empty (not checked); a vacuous column is accepted
+    text = _set_cell(_BOUNDS_VS_N, "below_lower", "", row=0)
+    df = _frame(text)
+    df["vacuous"] = ["False", "", "True"]
+    df = read_table(_write(tmp_path, df.to_csv(index=False)), "bounds_vs_n")
+    assert df["below_lower"].isna().tolist() == [True, True, False]
+    assert df["vacuous"].tolist()[::2] == [False, True]
+
+
+def test_schema_declarations_are_consistent():
+    for kind, sch in TABLES.items():
+        assert sch.kind == kind
+        if kind.endswith(".piece"):
+            base = TABLES[kind.removesuffix(".piece")]
+            assert sch.columns == base.columns and sch.constant
+        for col in sch.columns:
+            assert col.type in tables._TYPES
+            if col.optional:
+                assert col.nullable, f"{kind}.{col.name}: optional columns are filled empty"
+    assert "status" in TABLES["bounds_vs_n"].required
+    assert TABLES["bounds_vs_n"].column("kind").values == ("approximate", "upper", "lower")
+    assert TABLES["gdp_validity"].column("status").values == ("ok", "not_applicable")
+    assert "reference" in TABLES["mean_estimation"].column("kind").values
+
+
+# --- concatenation (concat_tables.py) -------------------------------------------------------
+
+
+def test_concat_tables_main_rejects_a_corrupted_piece(tmp_path):
+    """The issue: text garbage in one per-n piece was concatenated silently and drawn."""
+    import concat_tables
+
+    good = _write(tmp_path, _GDP_VALIDITY.replace("1000,8.0,", "1000,0.5,"), "n_1000.csv")
+    bad_text = _GDP_VALIDITY.replace("1000,", "100,").replace("100,8.0,", "100,0.5,")
+    bad = _write(tmp_path, bad_text + "Traceback (most recent call last):\n  garbage, more\n",
+                 "n_100.csv")
+    out = tmp_path / "gdp_validity.csv"
+    with pytest.raises(TableError) as info:
+        concat_tables.main(inputs={"tables": [str(good), str(bad)]},
+                           outputs={"table": str(out)}, params={"kind": "gdp_validity"})
+    msg = str(info.value)
+    assert str(bad) in msg and "line 5" in msg and "\n" not in msg, msg
+    assert not out.exists()
+    # the same pieces, uncorrupted, concatenate
+    bad.write_text(bad_text)
+    concat_tables.main(inputs={"tables": [str(good), str(bad)]}, outputs={"table": str(out)},
+                       params={"kind": "gdp_validity"})
+    df = read_table(out, "gdp_validity")
+    assert len(df) == 6 and sorted(set(df["n"])) == [100, 1000]
+
+
+def test_concat_requires_pieces_of_one_kind(tmp_path):
+    from table_schemas import concat
+
+    a = _write(tmp_path, _BOUNDS_VS_N, "eps0_4.csv")
+    b = _write(tmp_path, _PERSONALIZED, "two_groups.csv")
+    with pytest.raises(TableError, match=re.escape(str(b)) + ".*'personalized' table"):
+        concat([a, b], "bounds_vs_n")
+
+
+def test_concat_needs_a_kind(tmp_path):
+    import concat_tables
+
+    with pytest.raises(ValueError, match="kind"):
+        concat_tables.main(inputs={"tables": [str(_write(tmp_path, _BOUNDS_VS_N))]},
+                           outputs={"table": str(tmp_path / "o.csv")}, params={})
+
+
+def test_concat_of_pieces_with_different_optional_columns(tmp_path):
+    """The nonprivate and not-applicable SGD runs lack some optional columns: empty there."""
+    from table_schemas import concat
+
+    paths = [
+        _write(tmp_path, _SGD_RUN, "gdp.csv"),
+        _write(tmp_path, _SGD_NONPRIVATE, "nonprivate.csv"),
+        _write(tmp_path, _SGD_NOT_APPLICABLE, "clones.csv"),
+    ]
+    df = concat(paths, "sgd")
+    assert list(df.columns) == TABLES["sgd"].names
+    assert len(df) == 4
+    assert df["local_eps_max"].isna().tolist() == [False, False, True, True]
+    assert df["n_users"].dtype == "Int64"
+    out = tmp_path / "sgd.csv"
+    df.to_csv(out, index=False)
+    assert read_table(out, "sgd")["accuracy"].notna().sum() == 3
+    # columns that no piece has are not added
+    df = concat([paths[1]], "sgd")
+    assert "local_eps_max" not in df.columns
+
+
+def test_concat_output_round_trips(tmp_path):
+    """Concatenating validated pieces writes the same text pandas would (no format drift)."""
+    from table_schemas import concat
+
+    a = _write(tmp_path, _BOUNDS_VS_N, "a.csv")
+    b = _write(tmp_path, _BOUNDS_VS_N.replace(",4.0,", ",1.0,"), "b.csv")
+    expected = pd.concat([pd.read_csv(a), pd.read_csv(b)], ignore_index=True).to_csv(index=False)
+    assert concat([a, b], "bounds_vs_n").to_csv(index=False) == expected
+
+
+# --- every table reader goes through read_table ---------------------------------------------
+
+READERS = ["concat_tables.py", "make_tables.py", *sorted(p.name for p in SCRIPTS.glob("plot_*.py"))]
+
+
+@pytest.mark.parametrize("script", READERS)
+def test_table_readers_use_read_table(script):
+    text = (SCRIPTS / script).read_text()
+    assert "read_csv" not in text, f"{script} reads a table without validating it"
+    assert "read_table(" in text or "concat(" in text, script
+
+
+def test_rules_name_the_kind_of_the_tables_they_read():
+    for smk in RULES.glob("*.smk"):
+        for block in re.split(r"\n(?=rule )", smk.read_text()):
+            if "concat_tables.py" in block or "plot_utility.py" in block:
+                kind = re.search(r'kind="([a-z_]+)"', block)
+                assert kind, f"{smk.name}: {block.splitlines()[0]} has no kind param"
+                assert kind.group(1) in TABLES, kind.group(1)
+
+
+@pytest.mark.parametrize("script", ["plot_bounds_vs_n", "plot_gdp_validity", "plot_runtime"])
+def test_plot_scripts_reject_a_corrupted_table(script, tmp_path):
+    import importlib
+
+    kind = script.removeprefix("plot_")
+    path = _write(tmp_path, _set_cell(VALID[kind], "eps", "1.2.3", row=0), f"{kind}.csv")
+    main = importlib.import_module(script).main
+    with pytest.raises(TableError, match=re.escape(str(path)) + ".*column 'eps', line 2"):
+        main(inputs={"table": str(path)},
+             outputs={"png": str(tmp_path / "f.png"), "pdf": str(tmp_path / "f.pdf")},
+             params={})
+
+
+# --- the writers write what the schema declares ---------------------------------------------
+
+
+def test_bound_scripts_write_their_declared_tables(tmp_path):
+    import compute_bounds_vs_n
+    import compute_gdp_validity
+    import compute_personalized
+    import time_bounds
+
+    methods = ["gdp", "clones", "rr_exact", "efmrtt19", "fmt21_closed"]
+    out = tmp_path / "a.csv"
+    compute_bounds_vs_n.main(inputs={}, outputs={"table": str(out)},
+                             params={"n": [100, 1000], "eps0": 4.0, "delta": 1e-6,
+                                     "methods": methods})
+    assert len(read_table(out, "bounds_vs_n.piece")) == 10
+    compute_gdp_validity.main(inputs={}, outputs={"table": str(out)},
+                              params={"n": [100], "eps0": [0.5, 8.0], "delta": 1e-6})
+    assert len(read_table(out, "gdp_validity.piece")) == 6
+    spec = {"kind": "uniform", "low": 0.5, "high": 2.0}
+    compute_personalized.main(
+        inputs={}, outputs={"table": str(out)},
+        params={"profiles": ["u"], "profile_specs": {"u": spec}, "n": [100],
+                "delta": 1e-5, "delta0": [0.0], "methods": methods, "seed": 1})
+    assert len(read_table(out, "personalized.piece")) == 5
+    time_bounds.main(inputs={}, outputs={"table": str(out)},
+                     params={"n": [100], "profile": "u", "profile_spec": spec, "delta": 1e-6,
+                             "repeats": 1, "methods": ["gdp", "efmrtt19"], "seed": 1})
+    assert read_table(out, "runtime")["status"].tolist() == ["ok", "not_applicable"]

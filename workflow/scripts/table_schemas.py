@@ -1,0 +1,536 @@
+"""The declared schema of every table the workflow writes, and the one validating reader.
+
+Every table has a *kind*: ``bounds_vs_n``, ``gdp_validity``, ``personalized``, ``runtime``,
+``mean_estimation``, ``frequency_estimation``, ``sgd`` (the tidy tables the figures are drawn
+from) and ``<kind>.piece`` (the per-job tables a ``collect_*`` rule concatenates into
+``<kind>``).  :data:`TABLES` below declares, for each kind, every column with its type
+(number, integer, boolean, string, identifier or one of a fixed set of values), whether it
+must be present (``optional=False``) and whether its cells may be empty (``nullable=True``).
+
+:func:`read_table` is the only way workflow scripts read a table.  It raises
+:class:`TableError` (a ``ValueError``) with one line naming the file, the column and the first
+bad line when the file is empty or truncated, a line is not a well-formed CSV record of the
+header's width, a required column is missing, an undeclared column appears, or a value does not
+parse as its column's type.  :func:`concat` reads the pieces of one kind and concatenates them.
+
+**Adding a column** (e.g. a new diagnostic written by a ``compute_*`` script): add a
+``C(name, type, ...)`` to the kind's entry in ``_TABLES`` below (a diagnostic of the bound
+evaluations written by ``compare_bounds`` rows, like ``vacuous``, goes into
+``_BOUND_DIAGNOSTICS``, shared by bounds_vs_n and personalized; gdp_validity lists its own).
+Use ``optional=True`` when some jobs (or tables written before the change) do not have the
+column at all, ``nullable=True`` when its cells may be empty; allowed values go into
+``values=`` of a ``CHOICE`` column.  Pieces share the columns of their kind.
+
+Scripts run under Snakemake's ``script:`` directive, so no ``from __future__`` import here.
+"""
+
+import csv
+import io
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "Column",
+    "TableSchema",
+    "TableError",
+    "TABLES",
+    "schema",
+    "piece_kind",
+    "read_table",
+    "concat",
+]
+
+# Column types.
+NUMBER = "number"  # a float: 1, 1.5, 1e-06, inf; empty (or nan) is null
+INTEGER = "integer"  # 1000 (or 1000.0, as pandas writes an integer column holding empties)
+BOOLEAN = "boolean"  # True / False (any case)
+STRING = "string"  # any text
+IDENTIFIER = "identifier"  # a method / mechanism name: [a-z][a-z0-9_]*
+CHOICE = "choice"  # one of Column.values
+_TYPES = (NUMBER, INTEGER, BOOLEAN, STRING, IDENTIFIER, CHOICE)
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A declared column: ``optional`` = may be absent, ``nullable`` = cells may be empty."""
+
+    name: str
+    type: str
+    nullable: bool = False
+    optional: bool = False
+    values: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.type not in _TYPES:
+            raise ValueError(f"column {self.name!r}: unknown type {self.type!r}")
+        if (self.type == CHOICE) != bool(self.values):
+            raise ValueError(f"column {self.name!r}: values go with (only) type {CHOICE!r}")
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Columns of one table kind.
+
+    ``ok_requires``: columns that must not be empty on rows with ``status == "ok"``;
+    ``constant``: columns holding a single value in the whole table (a job's piece);
+    ``min_rows``: fewer data rows is an error (a job always writes rows).
+    """
+
+    kind: str
+    columns: tuple[Column, ...]
+    ok_requires: tuple[str, ...] = ()
+    constant: tuple[str, ...] = ()
+    min_rows: int = 1
+
+    def __post_init__(self):
+        names = [c.name for c in self.columns]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        unknown = sorted((set(self.ok_requires) | set(self.constant)) - set(names))
+        if dup or unknown:
+            raise ValueError(f"table kind {self.kind!r}: duplicate {dup} / undeclared {unknown}")
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def required(self) -> list[str]:
+        return [c.name for c in self.columns if not c.optional]
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+
+class TableError(ValueError):
+    """A table does not match its declared schema (one line, naming the file)."""
+
+
+def C(name, type, *, nullable=False, optional=False, values=()):
+    """Shorthand for a :class:`Column` in the declarations below."""
+    return Column(name, type, nullable=nullable, optional=optional, values=tuple(values))
+
+
+STATUS = ("ok", "not_applicable")
+BOUND_KINDS = ("approximate", "upper", "lower")
+UTILITY_KINDS = (*BOUND_KINDS, "reference")
+SGD_KINDS = (*BOUND_KINDS, "nonprivate")
+
+# Result columns shared by the tables of bound evaluations (bounds_vs_n, gdp_validity,
+# personalized): eps and seconds are empty when the bound does not apply (status
+# not_applicable, with the reason).
+_BOUND_RESULT = (
+    C("method", IDENTIFIER),
+    C("kind", CHOICE, values=BOUND_KINDS),
+    C("eps", NUMBER, nullable=True),
+    C("seconds", NUMBER, nullable=True),
+)
+# Diagnostics of compare_bounds rows: written only when some row has them (optional), empty
+# on the rows without them (nullable).  below_lower: empty when not checked; vacuous: the
+# bound certifies no amplification.
+_BOUND_DIAGNOSTICS = (
+    C("expected_clones", NUMBER, nullable=True, optional=True),
+    C("clt_ok", BOOLEAN, nullable=True, optional=True),
+    C("reduced_to_identical", BOOLEAN, nullable=True, optional=True),
+    C("below_lower", BOOLEAN, nullable=True, optional=True),
+    C("vacuous", BOOLEAN, nullable=True, optional=True),
+)
+
+_UTILITY = (
+    C("method", IDENTIFIER),
+    C("kind", CHOICE, values=UTILITY_KINDS),
+    C("sweep", CHOICE, values=("n", "eps")),
+    C("target_eps", NUMBER),
+    C("delta", NUMBER),
+    C("profile", STRING),
+    C("n", INTEGER),
+    C("mechanism", IDENTIFIER),
+    # empty for central_laplace and for rows that are not applicable
+    C("scale", NUMBER, nullable=True),
+    C("eps0", NUMBER, nullable=True),
+    C("eps_local_mean", NUMBER, nullable=True),
+    C("bound_eps", NUMBER, nullable=True),
+    C("capped", BOOLEAN, nullable=True),
+    C("covered", BOOLEAN, nullable=True),
+    C("mse", NUMBER, nullable=True),
+    C("mse_ci_low", NUMBER, nullable=True),
+    C("mse_ci_high", NUMBER, nullable=True),
+    C("mse_theory", NUMBER, nullable=True),
+    C("reps", INTEGER),
+    C("seed", INTEGER),
+    C("status", CHOICE, values=STATUS),
+    C("reason", STRING, nullable=True),
+    C("seconds", NUMBER, nullable=True),
+)
+
+_TABLES = (
+    TableSchema(
+        "bounds_vs_n",
+        (
+            C("n", INTEGER),
+            C("eps0", NUMBER),
+            C("delta", NUMBER),
+            *_BOUND_RESULT,
+            C("status", CHOICE, values=STATUS),
+            C("reason", STRING, nullable=True),
+            *_BOUND_DIAGNOSTICS,
+        ),
+        ok_requires=("eps", "seconds"),
+    ),
+    TableSchema(
+        "gdp_validity",
+        (
+            C("n", INTEGER),
+            C("eps0", NUMBER),
+            C("delta", NUMBER),
+            *_BOUND_RESULT,
+            C("status", CHOICE, values=STATUS),
+            C("reason", STRING, nullable=True),
+            C("expected_clones", NUMBER, nullable=True, optional=True),
+            C("clt_ok", BOOLEAN, nullable=True, optional=True),
+            # eps / the rr_exact eps of the cell; empty when either is not applicable
+            C("ratio_to_lower", NUMBER, nullable=True),
+            C("below_lower", BOOLEAN, nullable=True),
+            C("reduced_to_identical", BOOLEAN, nullable=True, optional=True),
+            C("vacuous", BOOLEAN, nullable=True, optional=True),
+        ),
+        ok_requires=("eps", "seconds"),
+    ),
+    TableSchema(
+        "personalized",
+        (
+            C("profile", STRING),
+            C("n", INTEGER),
+            C("delta0", NUMBER),
+            C("delta", NUMBER),
+            *_BOUND_RESULT,
+            C("seed", INTEGER),
+            C("status", CHOICE, values=STATUS),
+            C("reason", STRING, nullable=True),
+            *_BOUND_DIAGNOSTICS,
+        ),
+        ok_requires=("eps", "seconds"),
+    ),
+    TableSchema(
+        "runtime",
+        (
+            C("method", IDENTIFIER),
+            C("kind", CHOICE, values=BOUND_KINDS),
+            C("n", INTEGER),
+            C("profile", STRING),
+            C("delta", NUMBER),
+            C("eps", NUMBER, nullable=True),
+            C("seconds_min", NUMBER, nullable=True),
+            C("seconds_median", NUMBER, nullable=True),
+            C("repeats", INTEGER),
+            C("seed", INTEGER),
+            C("status", CHOICE, values=STATUS),
+            C("reason", STRING, nullable=True),
+        ),
+        ok_requires=("eps", "seconds_min", "seconds_median"),
+    ),
+    TableSchema("mean_estimation", _UTILITY, ok_requires=("mse", "mse_ci_low", "mse_ci_high")),
+    TableSchema(
+        "frequency_estimation", _UTILITY, ok_requires=("mse", "mse_ci_low", "mse_ci_high")
+    ),
+    TableSchema(
+        "sgd",
+        (
+            C("method", IDENTIFIER),
+            C("target_eps", NUMBER, nullable=True),  # empty for the nonprivate run
+            C("delta", NUMBER),
+            C("rounds", INTEGER),
+            C("randomizer", IDENTIFIER),
+            C("dataset", IDENTIFIER),
+            C("model", IDENTIFIER),
+            C("clip", NUMBER),
+            C("lr", NUMBER),
+            C("profile", STRING),
+            C("seed", INTEGER),
+            C("kind", CHOICE, values=SGD_KINDS),
+            C("local_eps_scale", NUMBER, nullable=True),
+            # written by runs that trained (not by a piece whose calibration failed)
+            C("eps_achieved", NUMBER, nullable=True, optional=True),
+            C("local_eps_max", NUMBER, nullable=True, optional=True),  # not nonprivate
+            C("local_eps_mean", NUMBER, nullable=True, optional=True),  # not nonprivate
+            C("capped", BOOLEAN, nullable=True, optional=True),  # not nonprivate
+            C("status", CHOICE, values=STATUS),
+            C("reason", STRING, nullable=True),
+            C("accuracy", NUMBER, nullable=True),
+            C("train_accuracy", NUMBER, nullable=True, optional=True),
+            C("n_users", INTEGER, nullable=True, optional=True),
+            C("n_params", INTEGER, nullable=True, optional=True),
+            C("seconds", NUMBER, nullable=True, optional=True),
+        ),
+        ok_requires=("accuracy",),
+    ),
+)
+
+# The per-job pieces a collect_* rule concatenates: same columns as the tidy table, and the
+# job's own coordinate constant within the piece.
+_PIECE_CONSTANT = {
+    "bounds_vs_n": ("eps0",),  # compute_bounds_vs_n: one eps0
+    "gdp_validity": ("n",),  # compute_gdp_validity: one n
+    "personalized": ("profile",),  # compute_personalized: one profile
+    "mean_estimation": ("method",),  # simulate_mean: one method
+    "frequency_estimation": ("method",),  # simulate_frequency: one method
+    "sgd": ("method", "target_eps"),  # train_sgd: one method and target eps
+}
+
+#: Every declared table kind -> its schema.
+TABLES: dict[str, TableSchema] = {t.kind: t for t in _TABLES}
+TABLES.update(
+    {
+        f"{kind}.piece": TableSchema(
+            f"{kind}.piece",
+            TABLES[kind].columns,
+            ok_requires=TABLES[kind].ok_requires,
+            constant=constant,
+        )
+        for kind, constant in _PIECE_CONSTANT.items()
+    }
+)
+
+
+def schema(kind: str) -> TableSchema:
+    try:
+        return TABLES[kind]
+    except KeyError:
+        raise ValueError(f"unknown table kind {kind!r}; declared: {', '.join(TABLES)}") from None
+
+
+def piece_kind(kind: str) -> str:
+    """The kind of the per-job pieces of ``kind`` (``kind`` itself if it has none)."""
+    return f"{kind}.piece" if f"{kind}.piece" in TABLES else kind
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 5]}...{text[-1]}"
+
+
+def _names(names: Iterable[str], limit: int = 6) -> str:
+    names = list(names)
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _parse(text: str, col: Column):
+    """(value, None) or (None, reason); an empty cell parses to None."""
+    raw, text = text, text.strip()
+    if text == "":
+        return None, None
+    if col.type == NUMBER:
+        try:
+            v = float(text)
+        except ValueError:
+            return None, "is not a number"
+        return (None if math.isnan(v) else v), None
+    if col.type == INTEGER:
+        try:
+            return int(text), None
+        except ValueError:
+            pass
+        try:
+            v = float(text)
+        except ValueError:
+            return None, "is not an integer"
+        if math.isnan(v):
+            return None, None
+        if not math.isfinite(v) or v != int(v):
+            return None, "is not an integer"
+        return int(v), None
+    if col.type == BOOLEAN:
+        low = text.lower()
+        if low in ("true", "false"):
+            return low == "true", None
+        return None, "is not True/False"
+    if col.type == IDENTIFIER:
+        if _IDENTIFIER.fullmatch(text):
+            return text, None
+        return None, "is not a name ([a-z][a-z0-9_]*)"
+    if col.type == CHOICE:
+        if text in col.values:
+            return text, None
+        return None, f"is not one of {', '.join(col.values)}"
+    return raw, None
+
+
+def _matching_kinds(header: Sequence[str]) -> list[str]:
+    present = set(header)
+    return [
+        k
+        for k, t in TABLES.items()
+        if not k.endswith(".piece") and set(t.required) <= present <= set(t.names)
+    ]
+
+
+def _records(path, fail):
+    """(header, [(line number, fields)]) of a CSV file; structural errors call ``fail``."""
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as err:
+        fail(f"not UTF-8 text (byte {err.start}): garbage or a binary file")
+    if not text.strip():
+        fail("empty file (no header): the job that writes it did not finish")
+    if not text.endswith("\n"):
+        last = text.rsplit("\n", 1)[-1]
+        fail(
+            f"line {text.count(chr(10)) + 1}: no newline at the end of the file, "
+            f"truncated write? (last line {_short(last)})"
+        )
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header, rows = None, []
+    try:
+        for fields in reader:
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue  # blank line
+            if header is None:
+                header = [f.strip() for f in fields]
+                dup = sorted({h for h in header if header.count(h) > 1})
+                if dup:
+                    fail(f"line {reader.line_num}: duplicate column(s) {_names(dup)}")
+                if "" in header:
+                    fail(f"line {reader.line_num}: a column has no name (garbage header?)")
+                continue
+            if len(fields) != len(header):
+                fail(
+                    f"line {reader.line_num}: {len(fields)} fields where the header has "
+                    f"{len(header)}, truncated or garbage line {_short(','.join(fields))}"
+                )
+            rows.append((reader.line_num, fields))
+    except csv.Error as err:
+        fail(f"line {reader.line_num}: malformed CSV ({err})")
+    return header, rows
+
+
+def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True):
+    """Read and validate a workflow table of ``kind``; a pandas DataFrame with typed columns.
+
+    Columns come in the declared order: numbers as float (NaN = empty), integers as int64
+    ("Int64" with <NA> when nullable), booleans as bool ("boolean" with <NA> when nullable),
+    text as str (NaN = empty).  ``fill_optional``: add the declared optional columns the file
+    does not have (empty).  Raises :class:`TableError` (see the module docstring) on any mismatch.
+    """
+    import numpy as np
+    import pandas as pd
+
+    sch = schema(kind)
+
+    def fail(msg):
+        raise TableError(f"{os.fspath(path)}: {msg} [table kind {kind!r}]")
+
+    header, rows = _records(path, fail)
+    missing = [n for n in sch.required if n not in header]
+    extra = [h for h in header if h not in sch.names]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {_names(missing)}")
+        if extra:
+            parts.append(f"unexpected column(s) {_names(extra)}")
+        other = [k for k in _matching_kinds(header) if k != kind.removesuffix(".piece")]
+        hint = (
+            f"; its columns are those of a {_names(other)} table"
+            if other
+            else "; new columns are declared in workflow/scripts/table_schemas.py"
+            if extra
+            else ""
+        )
+        fail(" and ".join(parts) + hint)
+    if len(rows) < sch.min_rows:
+        fail("no data rows (header only): the job that writes it did not finish")
+
+    index = {h: i for i, h in enumerate(header)}
+    present = [c for c in sch.columns if c.name in index]
+    values: dict[str, list] = {}
+    first_bad = None  # (line, column order, message)
+    for order, col in enumerate(present):
+        out, i = [], index[col.name]
+        for line, fields in rows:
+            v, why = _parse(fields[i], col)
+            if why is None and v is None and not col.nullable:
+                why = "is empty, but the column must have a value"
+            if why is not None:
+                if first_bad is None or (line, order) < first_bad[:2]:
+                    first_bad = (
+                        line,
+                        order,
+                        f"column {col.name!r}, line {line}: {_short(fields[i])} {why}",
+                    )
+                break
+            out.append(v)
+        values[col.name] = out
+    if first_bad is not None:
+        fail(first_bad[2])
+    if "status" in values:
+        for name in sch.ok_requires:
+            if name not in values:
+                continue
+            for (line, _), status, v in zip(rows, values["status"], values[name], strict=True):
+                if status == "ok" and v is None:
+                    fail(f"column {name!r}, line {line}: empty on a row with status 'ok'")
+    for name in sch.constant:
+        vals = values[name]
+        for (line, _), v in zip(rows, vals, strict=True):
+            if v != vals[0] and not (v is None and vals[0] is None):
+                fail(
+                    f"column {name!r}, line {line}: {_short(v)} differs from {_short(vals[0])} "
+                    f"on line {rows[0][0]}; one job's table holds a single {name}"
+                )
+
+    data = {}
+    for col in sch.columns:
+        if col.name not in values:
+            if fill_optional:
+                data[col.name] = _column(pd, np, col, [None] * len(rows))
+            continue
+        data[col.name] = _column(pd, np, col, values[col.name])
+    return pd.DataFrame(data, index=pd.RangeIndex(len(rows)))
+
+
+def _column(pd, np, col: Column, vals: list):
+    """Typed column from parsed values (None = empty)."""
+    if col.type == NUMBER:
+        return np.array([np.nan if v is None else v for v in vals], dtype=float)
+    if col.type == INTEGER:
+        return pd.array(vals, dtype="Int64") if col.nullable else np.array(vals, dtype=np.int64)
+    if col.type == BOOLEAN:
+        return pd.array(vals, dtype="boolean") if col.nullable else np.array(vals, dtype=bool)
+    return pd.Series(vals)  # text: str dtype (pandas >= 3) or object, NaN/None when empty
+
+
+def concat(paths: Iterable[str | os.PathLike], kind: str):
+    """Read every piece of ``kind`` (as :func:`piece_kind`, so all pieces are validated
+    against the same declared columns and types) and concatenate them.
+
+    Pieces may differ only in optional columns (e.g. the nonprivate SGD run has no
+    ``local_eps_max``): those are empty on the rows of the pieces without them, and columns no
+    piece has are left out.  Returns the DataFrame in declared column order.
+    """
+    import numpy as np
+    import pandas as pd
+
+    paths = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    if not paths:
+        raise ValueError(f"no {kind!r} tables to concatenate")
+    sch = schema(kind)
+    frames = [read_table(p, piece_kind(kind), fill_optional=False) for p in paths]
+    present = [n for n in sch.names if any(n in f.columns for f in frames)]
+    filled = []
+    for f in frames:
+        f = f.copy()
+        for name in present:
+            if name not in f.columns:  # an optional column: empty, of its declared type
+                col = sch.column(name)
+                f[name] = _column(pd, np, Column(name, col.type, True, True, col.values),
+                                  [None] * len(f))
+        filled.append(f[present])
+    return pd.concat(filled, ignore_index=True, sort=False)
