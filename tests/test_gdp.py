@@ -80,7 +80,10 @@ def test_mu_from_eps_delta_round_trip():
         (lambda: gdp_eps(0.0, 1.0), "delta must be in"),
         (lambda: gdp_eps(1e-6, float("nan")), "mu must be finite"),
         (lambda: compose_gdp([]), "at least one mu"),
-        (lambda: compose_gdp([1.0, -1.0]), "every mu must be finite and > 0"),
+        (
+            lambda: compose_gdp([1.0, -1.0]),
+            r"mus must be finite and > 0 \(every mu\), got mus\[1\] = -1.0",
+        ),
     ],
 )
 def test_bad_input(call, match):

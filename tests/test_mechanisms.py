@@ -216,7 +216,7 @@ def test_bad_input_raises_clear_errors():
         lap.randomize([0.0, 1.5], rng)
     with pytest.raises(ValueError, match="one value per user"):
         lap.randomize([0.0, 0.1, 0.2], rng)
-    with pytest.raises(ValueError, match=r"must be finite and > 0, got eps\[0\] = nan"):
+    with pytest.raises(ValueError, match=r"must be finite and in \(0, 50\].*, got eps\[0\] = nan"):
         DuchiMechanism(eps=[float("nan"), 1.0])
     with pytest.raises(ValueError, match="d \\(number of categories\\) must be >= 2, got 1"):
         OUEMechanism(eps=[1.0, 1.0], d=1)

@@ -78,7 +78,7 @@ def test_without_and_scaled():
 
 def test_csv_and_npy_parsing(tmp_path):
     csv = tmp_path / "b.csv"
-    csv.write_text("# my deployment\nuser,eps,delta\na,1.0,0\nb,2.5,1e-9\n")
+    csv.write_text("# my deployment\neps,delta\n1.0,0\n2.5,1e-9\n")
     p = load_budgets(csv)
     assert p.n == 2 and list(p.eps) == [1.0, 2.5] and p.delta[1] == 1e-9
     npy = tmp_path / "b.npy"
@@ -94,19 +94,28 @@ def test_csv_and_npy_parsing(tmp_path):
 @pytest.mark.parametrize(
     ("eps", "delta", "match"),
     [
-        ([1.0, -0.5], 0.0, r"eps must be finite and in \[0, 50\] \(the accepted local budgets\), got eps\[1\] = -0.5"),
+        (
+            [1.0, -0.5],
+            0.0,
+            r"eps must be finite and in \[0, 50\] \(the accepted local budgets\), "
+            r"got eps\[1\] = -0.5",
+        ),
         ([1.0, float("nan")], 0.0, r"eps must be finite.*nan"),
         ([1.0, float("inf")], 0.0, r"eps must be finite.*inf"),
         ([1.0, 1.0], 1.0, r"delta must be in \[0, 1\), got 1.0"),
         ([1.0, 1.0], -1e-3, r"delta must be in \[0, 1\)"),
         ([1.0], 0.0, r"n \(number of users\) must be >= 2, got 1"),
         ([1.0, 2.0, 3.0], [0.0, 0.0], r"delta must be a scalar or have one entry per user"),
-        (["a", "b"], 0.0, r"eps must be numeric"),
     ],
 )
 def test_bad_arrays(eps, delta, match):
     with pytest.raises(ValueError, match=match):
         BudgetProfile.from_arrays(eps, delta)
+
+
+def test_non_numeric_arrays_are_type_errors():
+    with pytest.raises(TypeError, match=r"eps must be .*real numbers, got list \['a', 'b'\]"):
+        BudgetProfile.from_arrays(["a", "b"])
 
 
 def test_bad_identical():
@@ -162,3 +171,70 @@ def test_bad_samplers_and_targets():
         PrivacyTarget()
     with pytest.raises(ValueError, match="eps must be finite"):
         PrivacyTarget(eps=-1.0)
+
+
+# (d) budgets files: CSV dialect, accepted columns, .npy dtypes --------------------------------
+def test_csv_bom_quotes_and_header_case(tmp_path):
+    f = tmp_path / "b.csv"
+    f.write_bytes(b'\xef\xbb\xbf"EPS", "Delta"\r\n"1.5",0\r\n2.0,"1e-9"\r\n')
+    p = load_budgets(f)
+    assert list(p.eps) == [1.5, 2.0] and list(p.delta) == [0.0, 1e-9]
+    assert BudgetProfile.from_csv_text("\ufeff eps \n1\n2\n").n == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("eps,count\n0.5,4\n2,6\n", r"a 'count' column \(budget histograms\) is not supported"),
+        ("eps,eps\n1,1\n2,2\n", "duplicated column 'eps'"),
+        ("Eps,EPS\n1,1\n2,2\n", "duplicated column 'eps'"),
+        ("user,eps,delta\na,1.0,0\nb,2.5,1e-9\n", r"unknown column\(s\) \['user'\]; accepted"),
+        ('"eps"x\n1\n2\n', "not valid CSV"),
+    ],
+)
+def test_csv_columns_are_exactly_eps_and_delta(text, match):
+    with pytest.raises(ValueError, match=match):
+        BudgetProfile.from_csv_text(text)
+
+
+def test_budget_tiers_with_counts_are_not_read_as_users(tmp_path):
+    f = tmp_path / "tiers.csv"
+    rows = "".join(f"{e},200000000\n" for e in (0.5, 1, 2, 4, 8))  # 10^9 users in 5 tiers
+    f.write_text("eps,count\n" + rows)
+    with pytest.raises(ValueError, match=r"tiers.csv: .*'count' column \(budget histograms\)"):
+        load_budgets(f)
+
+
+@pytest.mark.parametrize(
+    ("arr", "match"),
+    [
+        (np.array([1.0 + 0j, 2.0]), "got dtype complex128"),
+        (np.array([True, False]), "got dtype bool"),
+        (np.array([1.0, np.nan]), r"eps\[1\] = nan"),
+        (np.zeros((3, 3)), r"shape \(n,\), \(n, 1\) or \(n, 2\)"),
+        (np.array([(1.0, 3)], dtype=[("eps", "f8"), ("count", "i8")]), "'count' column"),
+    ],
+)
+def test_npy_rejects_non_real_and_bad_shapes(arr, match):
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    with pytest.raises(ValueError, match=match):
+        BudgetProfile.from_npy_bytes(buf.getvalue())
+
+
+def test_wrong_types_name_the_parameter():
+    with pytest.raises(TypeError, match="^rng must be a numpy.random.Generator, got NoneType$"):
+        BudgetProfile.uniform(n=10, low=0.5, high=2.0, rng=None)
+    with pytest.raises(TypeError, match="^eps0 must be a real number, got str '1.0'$"):
+        BudgetProfile.identical(n=10, eps0="1.0")
+    with pytest.raises(TypeError, match="^text must be a str, got NoneType None$"):
+        BudgetProfile.from_csv_text(None)
+    with pytest.raises(ValueError, match=r"groups\[0\] must have 2 or 3 entries"):
+        BudgetProfile.mixture(n=10, groups=[(1.0,)])
+    with pytest.raises(TypeError, match="high must be a real number, got str"):
+        BudgetProfile.uniform(n=10, low=0.5, high="2", rng=np.random.default_rng(0))
+
+
+def test_mixture_sizes_never_negative():
+    p = BudgetProfile.mixture(n=3, groups=[(1 / 6, float(k)) for k in range(6)])
+    assert p.n == 3

@@ -75,7 +75,7 @@ def test_flat_params_round_trip_and_seeded_init():
 # (c) bad input --------------------------------------------------------------------------
 def test_bad_model_inputs():
     g = torch.Generator().manual_seed(0)
-    with pytest.raises(ValueError, match="model must be one of"):
+    with pytest.raises(ValueError, match="kind must be one of"):
         build_model("cnn", n_features=4, n_classes=2, generator=g)
     with pytest.raises(ValueError, match="n_classes"):
         build_model("logreg", n_features=4, n_classes=1, generator=g)

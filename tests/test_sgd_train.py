@@ -120,7 +120,7 @@ def test_private_training_learns(digits):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"rounds": 0, "lr": 0.1, "clip": 1.0}, "rounds must be an integer >= 1"),
+        ({"rounds": 0, "lr": 0.1, "clip": 1.0}, "rounds must be >= 1, got 0"),
         ({"rounds": 5, "lr": 0.1, "clip": 0.0}, "clip must be finite and > 0"),
         ({"rounds": 5, "lr": 0.1, "clip": -1.0}, "clip must be finite and > 0"),
         ({"rounds": 5, "lr": 0.0, "clip": 1.0}, "lr must be"),

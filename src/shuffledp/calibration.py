@@ -46,10 +46,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shuffledp.bounds import get_bound
-from shuffledp.errors import ParameterRegimeError
+from shuffledp.bounds import get_bound, list_bounds
+from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.numerics import invert_monotone
-from shuffledp.params import BudgetProfile
+from shuffledp.params import (
+    EPS_LOCAL_MAX,
+    BudgetProfile,
+    check_bool,
+    check_real,
+    check_str,
+    check_target_delta,
+    check_target_eps,
+    describe,
+)
 
 __all__ = ["Calibration", "calibrate_scale", "calibrate_eps0", "local_only_scale"]
 
@@ -92,11 +101,52 @@ class Calibration:
         return float(self.profile.eps.mean())
 
 
-def _check_target(eps: float, delta: float) -> None:
-    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps must be finite and > 0, got {eps!r}")
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+def _check_target(eps: object, delta: object) -> tuple[float, float]:
+    """The central target: ``eps`` finite and > 0 (a scale is ``eps / max_i eps_i``),
+    ``delta`` in the accepted range (:func:`shuffledp.params.check_target_delta`)."""
+    e = check_target_eps(eps)
+    if e == 0:
+        raise ValueError(f"eps must be finite and > 0, got {e!r}")
+    return e, check_target_delta(delta)
+
+
+def _check_profile(profile: object) -> BudgetProfile:
+    if not isinstance(profile, BudgetProfile):
+        raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+    return profile
+
+
+def _check_settings(
+    method: object,
+    options: object,
+    rtol: object,
+    max_local_eps: object,
+    local_floor: object,
+) -> dict[str, Any]:
+    """Validate the arguments shared by :func:`calibrate_scale` and :func:`calibrate_eps0`;
+    returns the options as a dict."""
+    check_str(method, "method")
+    known = list_bounds()
+    if method not in known:
+        raise ValueError(f"unknown bound {short_repr(method)}; known bounds: {', '.join(known)}")
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a mapping (dict) or None, got {describe(options)}")
+    for key in options:
+        if not isinstance(key, str):
+            raise TypeError(f"options keys must be str, got {describe(key)}")
+    check_real(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_real(
+        max_local_eps,
+        "max_local_eps",
+        low=0.0,
+        high=EPS_LOCAL_MAX,
+        low_open=True,
+        rule=f"in (0, {EPS_LOCAL_MAX:g}] (the accepted local budgets)",
+    )
+    check_bool(local_floor, "local_floor")
+    return dict(options)
 
 
 def local_only_scale(profile: BudgetProfile, *, eps: float, delta: float) -> float:
@@ -109,7 +159,8 @@ def local_only_scale(profile: BudgetProfile, *, eps: float, delta: float) -> flo
     >>> local_only_scale(BudgetProfile.from_arrays([0.5, 2.0]), eps=1.0, delta=1e-6)
     0.5
     """
-    _check_target(eps, delta)
+    _check_profile(profile)
+    eps, delta = _check_target(eps, delta)
     if profile.eps_max <= 0:
         raise ValueError("profile must have max eps_i > 0 to be scaled")
     if profile.delta_max > delta:
@@ -133,21 +184,19 @@ def calibrate_scale(
     """Largest common factor ``s`` on ``profile``'s eps_i that ``method`` certifies at the
     central ``(eps, delta)`` (module docstring: search, safe side, cap and floor).
 
-    ``options`` are passed to the bound (e.g. ``{"clone": "standard"}`` for ``clones``).
+    ``options`` are passed to the bound (e.g. ``{"clone": "standard"}`` for ``clones``);
+    ``rtol`` in (0, 1); ``max_local_eps`` in (0, EPS_LOCAL_MAX] (the accepted local budgets).
     Raises :class:`~shuffledp.errors.ParameterRegimeError` when the bound cannot reach the
-    target, ``ValueError`` for an unknown bound or bad target.
+    target, ``ValueError`` for an unknown bound or bad target, ``TypeError`` for arguments of
+    the wrong type.
     """
-    _check_target(eps, delta)
-    if not isinstance(profile, BudgetProfile):
-        raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
-    if not (0.0 < rtol < 1.0):
-        raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
-    if not (math.isfinite(max_local_eps) and max_local_eps > 0):
-        raise ValueError(f"max_local_eps must be finite and > 0, got {max_local_eps!r}")
+    _check_profile(profile)
+    eps, delta = _check_target(eps, delta)
+    opts = _check_settings(method, options, rtol, max_local_eps, local_floor)
+    rtol, max_local_eps = float(rtol), float(max_local_eps)  # type: ignore[arg-type]
     if profile.eps_max <= 0:
         raise ValueError("profile must have max eps_i > 0 to be scaled")
     bound = get_bound(method)
-    opts = dict(options or {})
     try:  # unknown options fail here, before any search
         bound.prepare(profile, **opts)
     except ParameterRegimeError:
@@ -251,6 +300,8 @@ def calibrate_eps0(
     >>> round(c.eps0, 3), c.bound_eps <= 0.5
     (1.996, True)
     """
+    _check_target(eps, delta)  # every argument is checked before the n users are built
+    _check_settings(method, options, rtol, max_local_eps, local_floor)
     shape = BudgetProfile.identical(n=n, eps0=1.0, delta0=delta0, label="identical")
     return calibrate_scale(
         method=method,

@@ -30,7 +30,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from shuffledp.mechanisms.base import Mechanism, as_budgets, check_rng
+from shuffledp.mechanisms.base import Mechanism, as_budgets, as_reports, check_rng
+from shuffledp.params import as_real_array, check_array_range, check_bool, check_real
 
 __all__ = ["shuffle", "run_protocol", "MSESummary", "mse_summary"]
 
@@ -45,21 +46,22 @@ def shuffle(
     With ``labels`` (the budgets users chose to attach, one per report) the same permutation
     is applied to them and ``(reports, labels)`` is returned.
 
+    ``reports``: an array of numbers (bool, integer or float), one row per user.
+
     >>> r, lab = shuffle(np.array([10, 20, 30]), np.random.default_rng(1), labels=[1., 2., 3.])
     >>> (r // 10).tolist() == lab.astype(int).tolist()
     True
     """
-    rep = np.asarray(reports)
-    if rep.ndim == 0:
-        raise ValueError("reports must have at least one dimension (one row per user)")
-    perm = check_rng(rng).permutation(rep.shape[0])
-    if labels is None:
-        return rep[perm]
-    lab = as_budgets(labels, "labels")
-    if lab.size != rep.shape[0]:
+    rep = as_reports(reports)
+    check_rng(rng)
+    lab = None if labels is None else as_budgets(labels, "labels")
+    if lab is not None and lab.size != rep.shape[0]:
         raise ValueError(
             f"labels must have one entry per report ({rep.shape[0]}), got length {lab.size}"
         )
+    perm = rng.permutation(rep.shape[0])
+    if lab is None:
+        return rep[perm]
     return rep[perm], lab[perm]
 
 
@@ -74,6 +76,12 @@ def run_protocol(
     ``mechanism.eps[i]``, the shuffler permutes, the analyst estimates (a float for mean
     mechanisms, a length-d array for frequency oracles).  ``labelled=True``: users attach
     their eps_i (see the module docstring)."""
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(
+            f"mechanism must be a shuffledp Mechanism, got {type(mechanism).__name__}"
+        )
+    check_rng(rng)
+    labelled = check_bool(labelled, "labelled")
     reports = mechanism.randomize(x, rng)
     if labelled:
         shuffled, labels = shuffle(reports, rng, labels=mechanism.eps)
@@ -101,11 +109,11 @@ def mse_summary(sq_errors: ArrayLike, *, level: float = 0.95) -> MSESummary:
     >>> s.mse, s.ci_low, s.ci_high
     (1.0, 1.0, 1.0)
     """
-    e = np.asarray(sq_errors, dtype=float).ravel()
-    if e.size == 0 or not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError(f"sq_errors must be a non-empty array of finite values >= 0, got {e!r}")
-    if not (0.0 < level < 1.0):
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    e = as_real_array(sq_errors, "sq_errors").ravel()
+    if e.size == 0:
+        raise ValueError("sq_errors must be a non-empty array of finite values >= 0, got none")
+    check_array_range(e, "sq_errors", low=0.0)
+    level = check_real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     mse = float(e.mean())
     if e.size == 1:
         return MSESummary(mse, 0.0, math.inf, 1, level)

@@ -27,7 +27,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from shuffledp.numerics import Side, eps_from_delta
+from shuffledp.errors import short_repr
+from shuffledp.numerics import Side, eps_from_delta, invert_monotone
+from shuffledp.params import (
+    as_real_array,
+    check_array_range,
+    check_real,
+    check_str,
+    check_target_delta,
+    check_target_eps,
+)
 
 __all__ = ["gdp_delta", "gdp_eps", "compose_gdp", "gdp_mu_from_eps_delta"]
 
@@ -35,9 +44,11 @@ _SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-def _check_mu(mu: float) -> None:
-    if not (isinstance(mu, (int, float, np.floating)) and math.isfinite(mu) and mu > 0):
-        raise ValueError(f"mu must be finite and > 0, got {mu!r}")
+_SIDES = ("upper", "lower", "nearest")
+
+
+def _check_mu(mu: object) -> float:
+    return check_real(mu, "mu", low=0.0, low_open=True)
 
 
 def _mills(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -53,16 +64,15 @@ def gdp_delta(eps: ArrayLike, mu: float) -> NDArray[np.float64] | float:
     >>> round(float(gdp_delta(1.0, 1.0)), 10)
     0.1269367375
     """
-    _check_mu(mu)
-    e = np.asarray(eps, dtype=float)
-    if np.any(~np.isfinite(e) | (e < 0)):
-        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
-    t = e / mu
-    a = mu / 2.0 - t
-    b = -mu / 2.0 - t
-    log_phi_a = -0.5 * a * a - _LOG_SQRT_2PI
-    phi_a = np.exp(log_phi_a)
-    with np.errstate(invalid="ignore", over="ignore"):
+    mu = _check_mu(mu)
+    e = as_real_array(eps, "eps")
+    check_array_range(e, "eps", low=0.0)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        t = e / mu
+        a = mu / 2.0 - t
+        b = -mu / 2.0 - t
+        log_phi_a = -0.5 * a * a - _LOG_SQRT_2PI
+        phi_a = np.exp(log_phi_a)
         neg = phi_a * (_mills(np.maximum(-a, 0.0)) - _mills(-b))
         pos = special.ndtr(a) - phi_a * _mills(-b)
     out = np.where(a <= 0.0, neg, pos)
@@ -75,15 +85,24 @@ def gdp_eps(delta: float, mu: float, *, side: Side = "nearest", rtol: float = 1e
 
     Uses the shared inversion :func:`shuffledp.numerics.eps_from_delta`; the profile is
     evaluated to about 1e-12 relative accuracy, so ``side`` matters only at that level.
+    ``delta`` is a central target (:func:`shuffledp.params.check_target_delta`); ``rtol`` in
+    (0, 1).
 
     >>> round(gdp_eps(float(gdp_delta(1.0, 1.0)), 1.0), 9)
     1.0
     """
-    _check_mu(mu)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    delta = check_target_delta(delta)
+    mu = _check_mu(mu)
+    check_str(side, "side")
+    if side not in _SIDES:
+        raise ValueError(f"side must be one of {list(_SIDES)}, got {short_repr(side)}")
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
     # delta(eps) <= Phi(mu/2 - eps/mu), so eps = mu (mu/2 - Phi^{-1}(delta)) brackets the root.
     hi = max(mu * (mu / 2.0 - float(special.ndtri(delta))), 1e-12)
+    if not math.isfinite(hi * 2.0):
+        raise ValueError(
+            f"mu must be small enough for eps(delta) to be a finite float, got {mu!r}"
+        )
     return eps_from_delta(
         lambda e: float(gdp_delta(e, mu)),
         delta,
@@ -98,41 +117,56 @@ def gdp_eps(delta: float, mu: float, *, side: Side = "nearest", rtol: float = 1e
 def compose_gdp(mus: ArrayLike) -> float:
     """Composition of mu_t-GDP mechanisms: ``sqrt(sum_t mu_t^2)`` (Dong et al., Cor. 3.3).
 
+    ``mus``: one mu or an array of them, each finite and > 0.
+
     >>> compose_gdp([3.0, 4.0])
     5.0
     """
-    m = np.asarray(mus, dtype=float).ravel()
+    m = as_real_array(mus, "mus").ravel()
     if m.size == 0:
         raise ValueError("mus must contain at least one mu")
-    if np.any(~np.isfinite(m) | (m <= 0)):
-        raise ValueError(f"every mu must be finite and > 0, got {mus!r}")
-    return float(math.sqrt(float(np.sum(m * m))))
+    check_array_range(
+        m, "mus", low=0.0, low_open=True, rule="finite and > 0 (every mu)", index=True
+    )
+    with np.errstate(over="ignore"):
+        out = float(math.sqrt(float(np.sum(m * m))))
+    if not math.isfinite(out):  # the squares overflow: scale by the largest mu
+        top = float(m.max())
+        out = top * float(math.sqrt(float(np.sum((m / top) ** 2))))
+    if not math.isfinite(out):
+        raise ValueError(f"mus compose to a mu beyond the float range (largest mu {top!r})")
+    return out
 
 
 def gdp_mu_from_eps_delta(eps: float, delta: float) -> float:
     """The mu such that mu-GDP gives exactly ``(eps, delta)`` (inverse in mu).
 
     ``delta(eps; mu)`` increases with mu, so this is the largest mu whose profile meets the
-    target at ``eps``; used to calibrate GDP-accounted mechanisms.
+    target at ``eps``; used to calibrate GDP-accounted mechanisms.  ``eps`` and ``delta`` are
+    a central target (:func:`shuffledp.params.check_target_eps`, ``check_target_delta``);
+    ``ValueError`` when no mu up to 1e4 reaches ``delta`` at ``eps``.
 
     >>> round(gdp_mu_from_eps_delta(1.0, float(gdp_delta(1.0, 0.5))), 9)
     0.5
     """
-    from shuffledp.numerics import invert_monotone
-
-    if not math.isfinite(eps) or eps < 0:
-        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return invert_monotone(
-        lambda m: float(gdp_delta(eps, m)),
-        delta,
-        lo=1e-8,
-        hi=1.0,
-        decreasing=False,
-        side="lower",
-        rtol=1e-13,
-        atol=1e-300,
-        hi_max=1e4,
-        log_space=True,
-    )
+    eps = check_target_eps(eps)
+    delta = check_target_delta(delta)
+    hi_max = 1e4
+    try:
+        return invert_monotone(
+            lambda m: float(gdp_delta(eps, m)),
+            delta,
+            lo=1e-8,
+            hi=1.0,
+            decreasing=False,
+            side="lower",
+            rtol=1e-13,
+            atol=1e-300,
+            hi_max=hi_max,
+            log_space=True,
+        )
+    except ValueError:
+        raise ValueError(
+            f"no mu <= {hi_max:g} gives delta = {delta:g} at eps = {eps:g} (eps too large "
+            f"for that delta)"
+        ) from None

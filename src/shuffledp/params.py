@@ -21,22 +21,43 @@ checks against these constants):
 
 Every rigorous bound is sound, and checked against exact computations, over this whole range
 (docs/theory.md, "Numerics over the accepted range").
+
+Validation.  Public entry points check their arguments before doing any work, with the
+helpers below (:func:`check_real`, :func:`check_int`, :func:`check_rng`,
+:func:`as_real_array`, ...): a wrong *type* raises ``TypeError`` naming the parameter and the
+type (``bool`` is not a number; numpy scalars are), a bad *value* raises ``ValueError`` naming
+the parameter and its value, shortened with :func:`shuffledp.errors.short_repr`.
+
+Budgets files (:meth:`BudgetProfile.from_csv_text`, :meth:`BudgetProfile.from_npy_bytes`,
+:func:`shuffledp.io.load_budgets`): CSV with a header naming exactly the columns ``eps``
+(required) and ``delta`` (optional), case-insensitive, quoted or not, with or without a UTF-8
+byte-order mark; lines starting with ``#`` are comments.  Any other column, a duplicated column
+or a non-numeric cell is an error (budget histograms with a ``count`` column are not supported).
+``.npy``: a 1-D integer or float array of eps, an (n, 2) array of (eps, delta), or a
+structured array with fields ``eps`` (and optionally ``delta``).
 """
 
 from __future__ import annotations
 
+import csv
 import io
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import math
+import tokenize
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from shuffledp.errors import short_repr
 
 __all__ = [
     "EPS_LOCAL_MAX",
     "N_MAX",
     "DELTA_MIN",
     "DELTA_MAX",
+    "BUDGET_COLUMNS",
     "check_target_delta",
     "check_target_eps",
     "BudgetProfile",
@@ -52,12 +73,228 @@ N_MAX = 10**8
 DELTA_MIN = 1e-30
 #: Largest accepted central target delta.
 DELTA_MAX = 0.99
+#: The columns of a budgets file (CSV header names, .npy field names): ``eps`` is required.
+BUDGET_COLUMNS = ("eps", "delta")
+
+#: Local budgets rule, as written in messages.
+LOCAL_EPS_RULE = f"finite and in [0, {EPS_LOCAL_MAX:g}] (the accepted local budgets)"
+
+
+# ---------------------------------------------------------------------- validation helpers
+def describe(value: object) -> str:
+    """``"<type name> <short repr>"``, how a rejected argument is echoed in a message.
+
+    >>> describe("1.0")
+    "str '1.0'"
+    """
+    return f"{type(value).__name__} {short_repr(value)}"
 
 
 def _is_real(value: object) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_)
     )
+
+
+def _shown(value: object) -> str:
+    """A rejected value in a message: floats as ``repr(float)``, anything else shortened."""
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (int, np.integer)):
+        return short_repr(int(value))
+    return short_repr(value)
+
+
+def _rule(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f"finite and {'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f"finite and {'<' if high_open else '<='} {high:g}"
+    return "finite"
+
+
+def _outside(
+    x: float, low: float | None, high: float | None, low_open: bool, high_open: bool
+) -> bool:
+    if not math.isfinite(x):
+        return True
+    if low is not None and (x <= low if low_open else x < low):
+        return True
+    return high is not None and (x >= high if high_open else x > high)
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    rule: str | None = None,
+) -> float:
+    """``value`` as a finite float within the given limits.
+
+    ``TypeError`` unless ``value`` is a real number (``bool`` is not; numpy scalars are),
+    ``ValueError`` (naming ``name`` and the value) unless it is finite and within
+    ``[low, high]`` (``low_open``/``high_open``: strict).  ``rule`` replaces the generated
+    wording of the accepted range.
+
+    >>> check_real(2, "std", low=0)
+    2.0
+    >>> check_real(float("nan"), "std", low=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: std must be finite and >= 0, got nan
+    >>> check_real(True, "std")
+    Traceback (most recent call last):
+    ...
+    TypeError: std must be a real number, got bool True
+    """
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {describe(value)}")
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int beyond the float range
+        x = math.inf
+    if _outside(x, low, high, low_open, high_open):
+        text = rule or _rule(low, high, low_open, high_open)
+        raise ValueError(f"{name} must be {text}, got {_shown(value)}")
+    return x
+
+
+def check_int(
+    value: object,
+    name: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    what: str | None = None,
+) -> int:
+    """``value`` as an ``int`` in ``[low, high]``; ``TypeError`` unless it is an integer
+    (``bool`` is not; numpy integers are).  ``what`` is how the value is named in the range
+    message (default ``name``).
+
+    >>> check_int(3, "d", low=2)
+    3
+    >>> check_int(2.0, "d")
+    Traceback (most recent call last):
+    ...
+    TypeError: d must be an integer, got float 2.0
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {describe(value)}")
+    v = int(value)
+    label = what or name
+    if low is not None and v < low:
+        raise ValueError(f"{label} must be >= {low}, got {short_repr(v)}")
+    if high is not None and v > high:
+        limit = f"{high:.0e}" if high >= 10**6 else str(high)
+        raise ValueError(f"{label} must be <= {limit}, got {short_repr(v)}")
+    return v
+
+
+def check_bool(value: object, name: str) -> bool:
+    """``value`` when it is a ``bool`` (or ``numpy.bool_``); ``TypeError`` otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {describe(value)}")
+    return bool(value)
+
+
+def check_str(value: object, name: str) -> str:
+    """``value`` when it is a ``str``; ``TypeError`` otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {describe(value)}")
+    return value
+
+
+def check_rng(rng: object, name: str = "rng", *, when: str = "") -> np.random.Generator:
+    """``rng`` itself when it is a ``numpy.random.Generator``; ``TypeError`` otherwise.
+
+    >>> check_rng(None)
+    Traceback (most recent call last):
+    ...
+    TypeError: rng must be a numpy.random.Generator, got NoneType
+    """
+    if not isinstance(rng, np.random.Generator):
+        cond = f" {when}" if when else ""
+        raise TypeError(f"{name} must be a numpy.random.Generator{cond}, got {type(rng).__name__}")
+    return rng
+
+
+_NOT_ARRAYS = (str, bytes, bytearray, memoryview, Mapping, set, frozenset)
+
+
+def as_real_array(values: object, name: str, *, scalar: bool = True) -> NDArray[np.float64]:
+    """A float64 copy of ``values``: a real number (if ``scalar``) or an array of them.
+
+    ``TypeError`` naming ``name`` for anything else (``None``, strings, dicts, bool or complex
+    or object arrays); ``ValueError`` for a ragged nested sequence.  ``scalar`` only words the
+    message: shapes (a scalar where an array is needed) are the caller's ``ValueError``.
+    Values are not range checked here (see :func:`check_array_range`).
+
+    >>> as_real_array([1, 2.5], "eps").tolist()
+    [1.0, 2.5]
+    >>> as_real_array([1.0, None], "eps")
+    Traceback (most recent call last):
+    ...
+    TypeError: eps must be a real number or an array of real numbers, got list [1.0, None]
+    """
+    what = "a real number or an array of real numbers" if scalar else "an array of real numbers"
+    if values is None or isinstance(values, _NOT_ARRAYS) or isinstance(values, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {what}, got {describe(values)}")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a rectangular array of real numbers, got {describe(values)}"
+        ) from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        if not all(_is_real(v) for v in arr.flat):
+            raise TypeError(f"{name} must be {what}, got {describe(values)}")
+        try:
+            return np.array(arr, dtype=np.float64)
+        except OverflowError:
+            raise ValueError(
+                f"{name} must be finite, got an integer beyond the float range in "
+                f"{short_repr(values)}"
+            ) from None
+    if kind not in "iuf":
+        is_arr = isinstance(values, np.ndarray)
+        got = f"ndarray of dtype {arr.dtype}" if is_arr else describe(values)
+        raise TypeError(f"{name} must be {what}, got {got}")
+    return np.array(arr, dtype=np.float64)
+
+
+def check_array_range(
+    arr: NDArray[np.float64],
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    rule: str | None = None,
+    index: bool | None = None,
+) -> None:
+    """``ValueError`` naming the first entry of ``arr`` that is not finite or outside
+    ``[low, high]`` (as in :func:`check_real`).  ``index``: show ``name[i] =`` (default: when
+    ``arr`` has more than one entry)."""
+    bad = ~np.isfinite(arr)
+    if low is not None:
+        bad |= (arr <= low) if low_open else (arr < low)
+    if high is not None:
+        bad |= (arr >= high) if high_open else (arr > high)
+    if bad.any():
+        flat = int(np.flatnonzero(bad)[0])
+        pos = np.unravel_index(flat, arr.shape) if arr.ndim > 1 else (flat,)
+        show = arr.size > 1 if index is None else index
+        where = f"{name}[{', '.join(str(int(p)) for p in pos)}] = " if show else ""
+        text = rule or _rule(low, high, low_open, high_open)
+        raise ValueError(f"{name} must be {text}, got {where}{float(arr.flat[flat])!r}")
 
 
 def check_target_delta(delta: object, name: str = "delta") -> float:
@@ -74,12 +311,7 @@ def check_target_delta(delta: object, name: str = "delta") -> float:
     ...
     TypeError: delta must be a real number, got str '1e-6'
     """
-    if not _is_real(delta):
-        raise TypeError(f"{name} must be a real number, got {type(delta).__name__} {delta!r:.60}")
-    d = float(delta)  # type: ignore[arg-type]
-    if not (DELTA_MIN <= d <= DELTA_MAX):  # also rejects nan
-        raise ValueError(f"{name} must be in [{DELTA_MIN:g}, {DELTA_MAX:g}], got {d!r}")
-    return d
+    return check_real(delta, name, low=DELTA_MIN, high=DELTA_MAX)
 
 
 def check_target_eps(eps: object, name: str = "eps") -> float:
@@ -92,19 +324,23 @@ def check_target_eps(eps: object, name: str = "eps") -> float:
     ...
     ValueError: eps must be finite and >= 0, got inf
     """
-    if not _is_real(eps):
-        raise TypeError(f"{name} must be a real number, got {type(eps).__name__} {eps!r:.60}")
-    e = float(eps)  # type: ignore[arg-type]
-    if not (np.isfinite(e) and e >= 0):
-        raise ValueError(f"{name} must be finite and >= 0, got {e!r}")
-    return e
+    return check_real(eps, name, low=0.0)
 
 
-def _as_budget_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
-    try:
-        arr = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be numeric, got {values!r}") from err
+def _check_local_eps(value: object, name: str) -> float:
+    return check_real(value, name, low=0.0, high=EPS_LOCAL_MAX, rule=LOCAL_EPS_RULE)
+
+
+def _check_local_delta(value: object, name: str) -> float:
+    return check_real(value, name, low=0.0, high=1.0, high_open=True)
+
+
+def _check_n(n: object) -> int:
+    return check_int(n, "n", low=2, high=N_MAX, what="n (number of users)")
+
+
+def _as_budget_array(values: object, name: str) -> NDArray[np.float64]:
+    arr = as_real_array(values, name)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1:
@@ -113,22 +349,86 @@ def _as_budget_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
 
 
 def _check_eps(eps: NDArray[np.float64], name: str = "eps") -> None:
-    bad = ~np.isfinite(eps) | (eps < 0) | (eps > EPS_LOCAL_MAX)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        where = f"{name}[{i}] = " if eps.size > 1 else ""
-        raise ValueError(
-            f"{name} must be finite and in [0, {EPS_LOCAL_MAX:g}] (the accepted local budgets), got "
-            f"{where}{float(eps[i])!r}"
-        )
+    check_array_range(eps, name, low=0.0, high=EPS_LOCAL_MAX, rule=LOCAL_EPS_RULE)
 
 
 def _check_delta(delta: NDArray[np.float64], name: str = "delta") -> None:
-    bad = ~np.isfinite(delta) | (delta < 0) | (delta >= 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        where = f"{name}[{i}] = " if delta.size > 1 else ""
-        raise ValueError(f"{name} must be in [0, 1), got {where}{float(delta[i])!r}")
+    check_array_range(delta, name, low=0.0, high=1.0, high_open=True)
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    """Free text (e.g. a parser's own message) cut to ``limit`` characters."""
+    return text if len(text) <= limit else f"{text[: limit - 25]}... ({len(text)} characters)"
+
+
+def _check_columns(names: Sequence[str], what: str, header: str) -> None:
+    """The column (field) names of a budgets file: exactly ``eps`` and optionally ``delta``."""
+    accepted = "'eps' (required) and 'delta' (optional)"
+    if "count" in names:
+        raise ValueError(
+            f"{what} has a column 'count': a 'count' column (budget histograms) is not "
+            f"supported; accepted columns: {accepted}, one row per user"
+        )
+    seen: set[str] = set()
+    for col in names:
+        if col in seen:
+            raise ValueError(f"{what} has a duplicated column {short_repr(col)}")
+        seen.add(col)
+    if "eps" not in seen:
+        raise ValueError(
+            f"{what} needs a column 'eps' (accepted columns: {accepted}), got {header}"
+        )
+    unknown = [c for c in names if c not in BUDGET_COLUMNS]
+    if unknown:
+        raise ValueError(
+            f"{what} has unknown column(s) {short_repr(unknown)}; accepted columns: {accepted}"
+        )
+
+
+def _check_groups(groups: object, default_delta: float) -> list[tuple[float, float, float]]:
+    """Mixture groups ``(share, eps[, delta])`` as float triples (``default_delta`` filled in)."""
+    if groups is None or isinstance(groups, _NOT_ARRAYS) or not hasattr(groups, "__len__"):
+        raise TypeError(
+            f"groups must be a list of (share, eps) or (share, eps, delta) groups, got "
+            f"{describe(groups)}"
+        )
+    if len(groups) == 0:  # type: ignore[arg-type]
+        raise ValueError("groups must not be empty")
+    out = []
+    for i, g in enumerate(groups):  # type: ignore[attr-defined]
+        if g is None or isinstance(g, _NOT_ARRAYS) or not hasattr(g, "__len__"):
+            raise TypeError(
+                f"groups[{i}] must be a (share, eps) or (share, eps, delta) sequence, got "
+                f"{describe(g)}"
+            )
+        if len(g) not in (2, 3):
+            raise ValueError(
+                f"groups[{i}] must have 2 or 3 entries (share, eps[, delta]), got {len(g)}: "
+                f"{short_repr(g)}"
+            )
+        share = check_real(g[0], f"groups[{i}] share", low=0.0, high=1.0)
+        eps = _check_local_eps(g[1], f"groups[{i}] eps")
+        delta = _check_local_delta(g[2], f"groups[{i}] delta") if len(g) > 2 else default_delta
+        out.append((share, eps, delta))
+    return out
+
+
+def _group_sizes(shares: NDArray[np.float64], n: int) -> NDArray[np.int64]:
+    """``round(share * n)``, the remainder given to the largest share (taken from the largest
+    shares in turn when the rounding overshoots by more than that group holds)."""
+    sizes = np.floor(shares * n + 0.5).astype(np.int64)
+    diff = int(n) - int(sizes.sum())
+    order = np.argsort(-shares, kind="stable")
+    if diff >= 0:
+        sizes[order[0]] += diff
+    else:
+        for idx in order:
+            take = min(int(sizes[idx]), -diff)
+            sizes[idx] -= take
+            diff += take
+            if diff == 0:
+                break
+    return sizes
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,7 +438,7 @@ class BudgetProfile:
     Parameters
     ----------
     eps:
-        Local epsilons epsilon_i >= 0, one per user.
+        Local epsilons epsilon_i in [0, EPS_LOCAL_MAX], one per user.
     delta:
         Local deltas delta_i in [0, 1); a scalar is broadcast to all users.
     label:
@@ -154,21 +454,24 @@ class BudgetProfile:
     """
 
     eps: NDArray[np.float64]
-    delta: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    delta: NDArray[np.float64] | float = 0.0
     label: str = ""
 
     def __post_init__(self) -> None:
+        check_str(self.label, "label")
         eps = _as_budget_array(self.eps, "eps")
         delta = _as_budget_array(self.delta, "delta")
         if delta.size == 1:
             _check_delta(delta)
-        if delta.size == 0 or delta.size == 1:
-            fill = 0.0 if delta.size == 0 else delta[0]
-            delta = np.full(eps.shape, fill, dtype=np.float64)
+            delta = np.full(eps.shape, delta[0], dtype=np.float64)
         if eps.size < 2:
-            raise ValueError(f"n (number of users) must be >= 2, got {eps.size}")
+            raise ValueError(
+                f"n (number of users) must be >= 2, got {eps.size} (the length of eps)"
+            )
         if eps.size > N_MAX:
-            raise ValueError(f"n (number of users) must be <= {N_MAX:.0e}, got {eps.size}")
+            raise ValueError(
+                f"n (number of users) must be <= {N_MAX:.0e}, got {eps.size} (the length of eps)"
+            )
         if delta.shape != eps.shape:
             raise ValueError(
                 f"delta must be a scalar or have one entry per user ({eps.size}), "
@@ -186,17 +489,21 @@ class BudgetProfile:
     def identical(
         cls, *, n: int, eps0: float, delta0: float = 0.0, label: str = ""
     ) -> BudgetProfile:
-        """``n`` users with the same budget ``(eps0, delta0)``."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-            raise TypeError(f"n must be an integer, got {n!r}")
-        if n < 2:
-            raise ValueError(f"n (number of users) must be >= 2, got {n!r}")
-        _check_eps(np.array([float(eps0)]), "eps0")
-        _check_delta(np.array([float(delta0)]), "delta0")
+        """``n`` users with the same budget ``(eps0, delta0)``.
+
+        >>> BudgetProfile.identical(n=10, eps0="1.0")
+        Traceback (most recent call last):
+        ...
+        TypeError: eps0 must be a real number, got str '1.0'
+        """
+        n = _check_n(n)
+        e = _check_local_eps(eps0, "eps0")
+        d = _check_local_delta(delta0, "delta0")
+        check_str(label, "label")
         return cls(
-            eps=np.full(int(n), float(eps0)),
-            delta=np.full(int(n), float(delta0)),
-            label=label or f"identical(eps0={eps0:g})",
+            eps=np.full(n, e),
+            delta=np.full(n, d),
+            label=label or f"identical(eps0={e:g})",
         )
 
     @classmethod
@@ -204,77 +511,126 @@ class BudgetProfile:
         cls, eps: ArrayLike, delta: ArrayLike | None = None, *, label: str = ""
     ) -> BudgetProfile:
         """Profile from arrays of per-user ``eps`` and (optional, broadcast) ``delta``."""
-        return cls(eps=eps, delta=0.0 if delta is None else delta, label=label)
+        return cls(eps=eps, delta=0.0 if delta is None else delta, label=label)  # type: ignore[arg-type]
 
     @classmethod
     def from_csv_text(cls, text: str, *, label: str = "") -> BudgetProfile:
         """Parse CSV text with a header: a column ``eps`` and an optional column ``delta``.
 
-        The caller reads the file (see :func:`shuffledp.io.load_budgets`); this function only
-        parses, so the library stays free of file I/O.
+        Parsed with Python's :mod:`csv` (quoted fields accepted); header names are stripped
+        and case-insensitive; a leading UTF-8 byte-order mark is dropped; blank lines and
+        lines starting with ``#`` are skipped.  Any other column, or a repeated one, is an
+        error.  The caller reads the file (see :func:`shuffledp.io.load_budgets`); this
+        function only parses, so the library stays free of file I/O.
 
-        >>> BudgetProfile.from_csv_text("eps,delta\\n1.0,0\\n2.0,1e-8\\n").n
+        >>> BudgetProfile.from_csv_text('"EPS","delta"\\n1.0,0\\n2.0,1e-8\\n').n
         2
         >>> BudgetProfile.from_csv_text("eps\\n1.0\\nabc\\n")
         Traceback (most recent call last):
         ...
         ValueError: budgets column 'eps' must be numeric, got 'abc' on data row 2
+        >>> BudgetProfile.from_csv_text("eps,count\\n1.0,5\\n2.0,5\\n")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: budgets file has a column 'count': a 'count' column (budget histograms) ...
         """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {describe(text)}")
+        check_str(label, "label")
+        if text.startswith("\ufeff"):
+            text = text[1:]
         lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
         if not lines:
             raise ValueError("budgets file is empty (expected a header with a column 'eps')")
-        header = [h.strip().lower() for h in lines[0].split(",")]
-        if "eps" not in header:
-            raise ValueError(f"budgets file needs a column 'eps', got header {lines[0]!r}")
-        if len(lines) == 1:
+        reader = csv.reader(lines, strict=True, skipinitialspace=True)
+        try:
+            raw_header = next(reader)
+            header = [h.strip().lower() for h in raw_header]
+            _check_columns(header, "budgets file", f"header {short_repr(lines[0])}")
+            rows = list(reader)
+        except csv.Error as err:
+            raise ValueError(
+                f"budgets file is not valid CSV (line {reader.line_num}): {_cut(str(err))}"
+            ) from None
+        if not rows:
             raise ValueError("budgets file has a header but no data rows")
-        i_eps = header.index("eps")
-        i_delta = header.index("delta") if "delta" in header else None
-        columns: dict[str, list[float]] = {"eps": [], "delta": []}
-        for row_no, line in enumerate(lines[1:], start=1):
-            cells = [c.strip() for c in line.split(",")]
+        columns: dict[str, list[float]] = {name: [] for name in header}
+        for row_no, cells in enumerate(rows, start=1):
             if len(cells) != len(header):
                 raise ValueError(
                     f"budgets file data row {row_no} has {len(cells)} cells, "
                     f"header has {len(header)}"
                 )
-            for name, idx in (("eps", i_eps), ("delta", i_delta)):
-                if idx is None:
-                    continue
+            for name, cell in zip(header, cells, strict=True):
                 try:
-                    columns[name].append(float(cells[idx]))
+                    columns[name].append(float(cell.strip()))
                 except ValueError:
                     raise ValueError(
-                        f"budgets column {name!r} must be numeric, got {cells[idx]!r} "
+                        f"budgets column {name!r} must be numeric, got {short_repr(cell.strip())} "
                         f"on data row {row_no}"
                     ) from None
-        delta = columns["delta"] if i_delta is not None else 0.0
-        return cls(eps=columns["eps"], delta=delta, label=label)
+        return cls(eps=columns["eps"], delta=columns.get("delta", 0.0), label=label)  # type: ignore[arg-type]
 
     @classmethod
     def from_npy_bytes(cls, data: bytes, *, label: str = "") -> BudgetProfile:
         """Parse the bytes of a ``.npy`` file: a 1-D array of eps, or an (n, 2) array
         whose columns are ``eps`` and ``delta``, or a structured array with fields
-        ``eps`` (and optionally ``delta``)."""
-        if not data:
+        ``eps`` (and optionally ``delta``).  The dtype must be integer or float (bool,
+        complex, string and object arrays are rejected).
+
+        >>> buf = io.BytesIO(); np.save(buf, np.array([1.0 + 0j, 2.0]))
+        >>> BudgetProfile.from_npy_bytes(buf.getvalue())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: budgets .npy must hold real numbers (...), got dtype complex128
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, got {describe(data)}")
+        check_str(label, "label")
+        if not len(data):
             raise ValueError("budgets .npy file is empty")
         try:
-            arr = np.load(io.BytesIO(data), allow_pickle=False)
-        except ValueError as err:
-            raise ValueError(f"budgets .npy file could not be read: {err}") from None
+            arr = np.load(io.BytesIO(bytes(data)), allow_pickle=False)
+        except (
+            ValueError,
+            OSError,
+            EOFError,
+            SyntaxError,
+            zipfile.BadZipFile,
+            tokenize.TokenError,
+        ) as err:
+            raise ValueError(f"budgets .npy file could not be read: {_cut(str(err))}") from None
+        if not isinstance(arr, np.ndarray):
+            if hasattr(arr, "close"):
+                arr.close()
+            raise ValueError("budgets .npy file holds an .npz archive, expected a single array")
         if arr.dtype.names:
-            if "eps" not in arr.dtype.names:
-                raise ValueError(f"budgets .npy needs a field 'eps', got {arr.dtype.names}")
-            delta = arr["delta"] if "delta" in arr.dtype.names else 0.0
+            names = list(arr.dtype.names)
+            _check_columns(names, "budgets .npy", f"fields {short_repr(tuple(names))}")
+            if arr.ndim != 1:
+                raise ValueError(f"budgets .npy must have shape (n,), got {arr.shape}")
+            for name in names:
+                dt = arr.dtype.fields[name][0]  # type: ignore[index]
+                if dt.kind not in "iuf" or dt.shape:
+                    raise ValueError(
+                        f"budgets .npy field {name!r} must hold real numbers (an integer or "
+                        f"float dtype), got dtype {dt}"
+                    )
+            delta = arr["delta"] if "delta" in names else 0.0
             return cls(eps=arr["eps"], delta=delta, label=label)
-        if not np.issubdtype(arr.dtype, np.number):
-            raise ValueError(f"budgets .npy must be numeric, got dtype {arr.dtype}")
+        if arr.dtype.kind not in "iuf":
+            raise ValueError(
+                f"budgets .npy must hold real numbers (an integer or float dtype), got dtype "
+                f"{arr.dtype}"
+            )
         if arr.ndim == 1:
             return cls(eps=arr, delta=0.0, label=label)
         if arr.ndim == 2 and arr.shape[1] in (1, 2):
             delta = arr[:, 1] if arr.shape[1] == 2 else 0.0
             return cls(eps=arr[:, 0], delta=delta, label=label)
-        raise ValueError(f"budgets .npy must have shape (n,) or (n, 2), got {arr.shape}")
+        raise ValueError(
+            f"budgets .npy must have shape (n,), (n, 1) or (n, 2), got {short_repr(arr.shape)}"
+        )
 
     # ------------------------------------------------------------------ seeded samplers
     @classmethod
@@ -288,10 +644,12 @@ class BudgetProfile:
         delta0: float = 0.0,
     ) -> BudgetProfile:
         """eps_i ~ Uniform[low, high] i.i.d., drawn from ``rng``."""
-        _check_range(low, high)
-        _check_n(n)
-        eps = rng.uniform(low, high, size=int(n))
-        return cls(eps=eps, delta=delta0, label=f"uniform[{low:g},{high:g}]")
+        n = _check_n(n)
+        lo, hi = _check_range(low, high)
+        check_rng(rng)
+        d = _check_local_delta(delta0, "delta0")
+        eps = rng.uniform(lo, hi, size=n)
+        return cls(eps=eps, delta=d, label=f"uniform[{lo:g},{hi:g}]")
 
     @classmethod
     def clipped_normal(
@@ -306,12 +664,14 @@ class BudgetProfile:
         delta0: float = 0.0,
     ) -> BudgetProfile:
         """eps_i ~ Normal(mean, std) clipped to [low, high], i.i.d., drawn from ``rng``."""
-        _check_range(low, high)
-        _check_n(n)
-        if not np.isfinite(std) or std < 0:
-            raise ValueError(f"std must be finite and >= 0, got {std!r}")
-        eps = np.clip(rng.normal(mean, std, size=int(n)), low, high)
-        return cls(eps=eps, delta=delta0, label=f"normal({mean:g},{std:g})@[{low:g},{high:g}]")
+        n = _check_n(n)
+        mu = check_real(mean, "mean")
+        sd = check_real(std, "std", low=0.0)
+        lo, hi = _check_range(low, high)
+        check_rng(rng)
+        d = _check_local_delta(delta0, "delta0")
+        eps = np.clip(rng.normal(mu, sd, size=n), lo, hi)
+        return cls(eps=eps, delta=d, label=f"normal({mu:g},{sd:g})@[{lo:g},{hi:g}]")
 
     @classmethod
     def mixture(
@@ -331,27 +691,26 @@ class BudgetProfile:
         >>> int((p.eps == 0.5).sum()), int((p.eps == 2.0).sum())
         (3, 7)
         """
-        _check_n(n)
-        if not groups:
-            raise ValueError("groups must not be empty")
-        shares = np.array([g[0] for g in groups], dtype=float)
-        if (shares < 0).any() or not np.isclose(shares.sum(), 1.0, atol=1e-9):
-            raise ValueError(f"group shares must be >= 0 and sum to 1, got {shares.tolist()}")
-        sizes = np.floor(shares * n + 0.5).astype(int)
-        sizes[int(np.argmax(shares))] += int(n) - int(sizes.sum())
-        eps = np.concatenate([np.full(s, float(g[1])) for s, g in zip(sizes, groups, strict=False)])
-        delta = np.concatenate(
-            [
-                np.full(s, float(g[2]) if len(g) > 2 else 0.0)
-                for s, g in zip(sizes, groups, strict=False)
-            ]
-        )
+        n = _check_n(n)
+        norm = _check_groups(groups, 0.0)
+        shuffle = check_bool(shuffle, "shuffle")
         if shuffle:
-            if rng is None:
-                raise ValueError("rng must be given when shuffle=True")
-            perm = rng.permutation(eps.size)
+            check_rng(rng, when="when shuffle=True")
+        elif rng is not None:
+            check_rng(rng)
+        shares = np.array([g[0] for g in norm], dtype=float)
+        if not np.isclose(shares.sum(), 1.0, rtol=0.0, atol=1e-9):
+            raise ValueError(
+                f"groups shares must sum to 1, got {short_repr(shares.tolist())} "
+                f"(sum {float(shares.sum())!r})"
+            )
+        sizes = _group_sizes(shares, n)
+        eps = np.concatenate([np.full(s, g[1]) for s, g in zip(sizes, norm, strict=True)])
+        delta = np.concatenate([np.full(s, g[2]) for s, g in zip(sizes, norm, strict=True)])
+        if shuffle:
+            perm = rng.permutation(eps.size)  # type: ignore[union-attr]
             eps, delta = eps[perm], delta[perm]
-        label = "mix(" + ",".join(f"{g[0]:g}:{g[1]:g}" for g in groups) + ")"
+        label = "mix(" + ",".join(f"{g[0]:g}:{g[1]:g}" for g in norm) + ")"
         return cls(eps=eps, delta=delta, label=label)
 
     # ------------------------------------------------------------------ views
@@ -380,32 +739,43 @@ class BudgetProfile:
 
     def without(self, index: int) -> BudgetProfile:
         """The profile with user ``index`` removed (needs n >= 3)."""
+        i = check_int(index, "index")
+        if not -self.n <= i < self.n:
+            raise ValueError(f"index must be in [-{self.n}, {self.n}), got {short_repr(i)}")
+        if self.n < 3:
+            raise ValueError(f"without needs n >= 3 users (2 must remain), got n = {self.n}")
         keep = np.ones(self.n, dtype=bool)
-        keep[index] = False
+        keep[i] = False
         return BudgetProfile(eps=self.eps[keep], delta=self.delta[keep], label=self.label)
 
     def scaled(self, factor: float) -> BudgetProfile:
-        """Every eps_i multiplied by ``factor`` >= 0 (the deltas unchanged)."""
-        if not np.isfinite(factor) or factor < 0:
-            raise ValueError(f"factor must be finite and >= 0, got {factor!r}")
-        return BudgetProfile(eps=self.eps * factor, delta=self.delta, label=self.label)
+        """Every eps_i multiplied by ``factor`` >= 0 (the deltas unchanged); the result must
+        stay within the accepted local budgets (max eps_i <= EPS_LOCAL_MAX)."""
+        f = check_real(factor, "factor", low=0.0)
+        if f * self.eps_max > EPS_LOCAL_MAX:
+            raise ValueError(
+                f"factor must keep every eps_i <= {EPS_LOCAL_MAX:g} (the accepted local "
+                f"budgets), got {_shown(factor)} (max eps_i would be {f * self.eps_max:.6g})"
+            )
+        return BudgetProfile(eps=self.eps * f, delta=self.delta, label=self.label)
 
     def with_n(self, n: int, rng: np.random.Generator | None = None) -> BudgetProfile:
         """Resample (identical: replicate) the profile to ``n`` users."""
-        _check_n(n)
+        n = _check_n(n)
+        if rng is not None:
+            check_rng(rng)
         if self.is_identical:
             return BudgetProfile(
                 eps=np.full(n, self.eps[0]), delta=np.full(n, self.delta[0]), label=self.label
             )
-        if rng is None:
-            raise ValueError("rng must be given to resample a non-identical profile")
-        idx = rng.integers(0, self.n, size=n)
+        check_rng(rng, when="to resample a non-identical profile")
+        idx = rng.integers(0, self.n, size=n)  # type: ignore[union-attr]
         return BudgetProfile(eps=self.eps[idx], delta=self.delta[idx], label=self.label)
 
     def __repr__(self) -> str:
         return (
             f"BudgetProfile(n={self.n}, eps in [{self.eps.min():g}, {self.eps_max:g}], "
-            f"delta_max={self.delta_max:g}, label={self.label!r})"
+            f"delta_max={self.delta_max:g}, label={short_repr(self.label)})"
         )
 
 
@@ -413,12 +783,15 @@ class BudgetProfile:
 class PrivacyTarget:
     """A central ``(eps, delta)`` guarantee; either may be ``None`` when it is the unknown.
 
+    ``eps`` as :func:`check_target_eps`, ``delta`` as :func:`check_target_delta` (the
+    accepted range); both are stored as floats.
+
     >>> PrivacyTarget(eps=None, delta=1e-6).delta
     1e-06
     >>> PrivacyTarget(eps=None, delta=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: delta must be in (0, 1), got 1.5
+    ValueError: delta must be in [1e-30, 0.99], got 1.5
     """
 
     eps: float | None = None
@@ -427,33 +800,38 @@ class PrivacyTarget:
     def __post_init__(self) -> None:
         if self.eps is None and self.delta is None:
             raise ValueError("one of eps or delta must be given")
-        if self.eps is not None and (not np.isfinite(self.eps) or self.eps < 0):
-            raise ValueError(f"eps must be finite and >= 0, got {self.eps!r}")
-        if self.delta is not None and not (0.0 < self.delta < 1.0):
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        if self.eps is not None:
+            object.__setattr__(self, "eps", check_target_eps(self.eps))
+        if self.delta is not None:
+            object.__setattr__(self, "delta", check_target_delta(self.delta))
 
 
-def _check_n(n: int) -> None:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an integer, got {n!r}")
-    if n < 2:
-        raise ValueError(f"n (number of users) must be >= 2, got {n!r}")
+def _check_range(low: object, high: object) -> tuple[float, float]:
+    lo = _check_local_eps(low, "low")
+    hi = _check_local_eps(high, "high")
+    if hi < lo:
+        raise ValueError(f"low must be <= high, got low={_shown(low)}, high={_shown(high)}")
+    return lo, hi
 
 
-def _check_range(low: float, high: float) -> None:
-    if not (np.isfinite(low) and np.isfinite(high)) or low < 0 or high < low:
-        raise ValueError(f"need 0 <= low <= high < inf, got low={low!r}, high={high!r}")
+#: The keys of each kind of profile spec (besides ``kind``).
+SPEC_KEYS = {
+    "clipped_normal": ("mean", "std", "low", "high"),
+    "identical": ("eps0",),
+    "mixture": ("groups",),
+    "uniform": ("low", "high"),
+}
 
 
 def profile_from_spec(
-    spec: dict, *, n: int, rng: np.random.Generator, delta0: float = 0.0, label: str = ""
+    spec: Mapping, *, n: int, rng: np.random.Generator, delta0: float = 0.0, label: str = ""
 ) -> BudgetProfile:
     """Build a profile of ``n`` users from a config dict (the workflow's ``profiles`` entries).
 
     ``spec["kind"]`` is one of ``identical`` (``eps0``), ``uniform`` (``low``, ``high``),
     ``clipped_normal`` (``mean``, ``std``, ``low``, ``high``) or ``mixture`` (``groups``: a list
-    of ``[share, eps]`` or ``[share, eps, delta]``).  ``delta0`` is every user's local delta
-    (a mixture group's own delta, when given, wins).
+    of ``[share, eps]`` or ``[share, eps, delta]``); no other key is accepted.  ``delta0`` is
+    every user's local delta (a mixture group's own delta, when given, wins).
 
     >>> profile_from_spec({"kind": "uniform", "low": 0.5, "high": 2.0}, n=5,
     ...                   rng=np.random.default_rng(0)).n
@@ -464,32 +842,45 @@ def profile_from_spec(
     ...
     ValueError: profile kind must be one of [...], got 'beta'
     """
-    kinds = ["clipped_normal", "identical", "mixture", "uniform"]
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"spec must be a mapping (dict), got {describe(spec)}")
+    n = _check_n(n)
+    check_rng(rng)
+    d0 = _check_local_delta(delta0, "delta0")
+    check_str(label, "label")
+    kinds = sorted(SPEC_KEYS)
     kind = spec.get("kind")
-    if kind == "identical":
-        prof = BudgetProfile.identical(n=n, eps0=float(spec["eps0"]), delta0=delta0)
-    elif kind == "uniform":
-        prof = BudgetProfile.uniform(
-            n=n, low=float(spec["low"]), high=float(spec["high"]), rng=rng, delta0=delta0
+    if kind is not None and not isinstance(kind, str):
+        raise TypeError(f"spec['kind'] must be a str, got {describe(kind)}")
+    if kind not in SPEC_KEYS:
+        raise ValueError(f"profile kind must be one of {kinds}, got {short_repr(kind)}")
+    keys = SPEC_KEYS[kind]
+    missing = [k for k in keys if k not in spec]
+    if missing:
+        raise ValueError(f"profile spec of kind {kind!r} needs key(s) {missing}")
+    extra = [str(k) for k in spec if k != "kind" and k not in keys]
+    if extra:
+        raise ValueError(
+            f"profile spec of kind {kind!r} has unknown key(s) {short_repr(extra)}; "
+            f"accepted: {['kind', *keys]}"
         )
+    if kind == "identical":
+        prof = BudgetProfile.identical(n=n, eps0=spec["eps0"], delta0=d0)
+    elif kind == "uniform":
+        prof = BudgetProfile.uniform(n=n, low=spec["low"], high=spec["high"], rng=rng, delta0=d0)
     elif kind == "clipped_normal":
         prof = BudgetProfile.clipped_normal(
             n=n,
-            mean=float(spec["mean"]),
-            std=float(spec["std"]),
-            low=float(spec["low"]),
-            high=float(spec["high"]),
+            mean=spec["mean"],
+            std=spec["std"],
+            low=spec["low"],
+            high=spec["high"],
             rng=rng,
-            delta0=delta0,
+            delta0=d0,
         )
-    elif kind == "mixture":
-        groups = [
-            (float(g[0]), float(g[1]), float(g[2]) if len(g) > 2 else delta0)
-            for g in spec["groups"]
-        ]
-        prof = BudgetProfile.mixture(n=n, groups=groups, rng=rng, shuffle=True)
     else:
-        raise ValueError(f"profile kind must be one of {kinds}, got {kind!r}")
+        groups = _check_groups(spec["groups"], d0)
+        prof = BudgetProfile.mixture(n=n, groups=groups, rng=rng, shuffle=True)
     if label:
         prof = BudgetProfile(eps=prof.eps, delta=prof.delta, label=label)
     return prof

@@ -35,8 +35,22 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from shuffledp.errors import short_repr
+from shuffledp.params import (
+    EPS_LOCAL_MAX,
+    BudgetProfile,
+    as_real_array,
+    check_array_range,
+    check_bool,
+    check_int,
+    check_rng,
+    check_str,
+    describe,
+)
+
 __all__ = [
     "as_budgets",
+    "as_reports",
     "check_rng",
     "permutation_variance",
     "Mechanism",
@@ -44,46 +58,39 @@ __all__ = [
     "FrequencyMechanism",
 ]
 
+_EPS_RULE = f"finite and in (0, {EPS_LOCAL_MAX:g}] (the accepted local budgets)"
+#: Largest number of categories d (categories are stored as int64).
+_D_MAX = int(np.iinfo(np.int64).max)
+
 
 def as_budgets(values: ArrayLike, name: str, *, positive: bool = True) -> NDArray[np.float64]:
     """A read-only 1-D float copy of per-user budgets, validated.
 
-    ``positive=True`` requires every entry finite and > 0 (epsilon_i of a mechanism whose
-    noise scale is ~1/epsilon_i); otherwise entries must lie in (0, 1) (delta_i).
+    ``positive=True`` requires every entry in (0, EPS_LOCAL_MAX] (epsilon_i of a mechanism
+    whose noise scale is ~1/epsilon_i, within the accepted local budgets of
+    :mod:`shuffledp.params`); otherwise entries must lie in (0, 1) (delta_i).  ``TypeError``
+    for anything but real numbers.
 
     >>> as_budgets([1.0, 2.0], "eps").tolist()
     [1.0, 2.0]
     >>> as_budgets([1.0, 0.0], "eps")
     Traceback (most recent call last):
     ...
-    ValueError: eps must be finite and > 0, got eps[1] = 0.0
+    ValueError: eps must be finite and in (0, 50] (the accepted local budgets), got eps[1] = 0.0
     """
-    try:
-        arr = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be numeric, got {values!r}") from err
+    arr = as_real_array(values, name)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
     if positive:
-        bad = ~np.isfinite(arr) | (arr <= 0)
-        rule = "finite and > 0"
+        check_array_range(
+            arr, name, low=0.0, high=EPS_LOCAL_MAX, low_open=True, rule=_EPS_RULE, index=True
+        )
     else:
-        bad = ~np.isfinite(arr) | (arr <= 0) | (arr >= 1)
-        rule = "in (0, 1)"
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be {rule}, got {name}[{i}] = {float(arr[i])!r}")
+        check_array_range(arr, name, low=0.0, high=1.0, low_open=True, high_open=True, index=True)
     arr.setflags(write=False)
     return arr
-
-
-def check_rng(rng: object) -> np.random.Generator:
-    """``rng`` itself when it is a ``numpy.random.Generator``; ``TypeError`` otherwise."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
 
 
 def permutation_variance(a: ArrayLike, b: ArrayLike) -> float:
@@ -92,14 +99,37 @@ def permutation_variance(a: ArrayLike, b: ArrayLike) -> float:
     >>> permutation_variance([0.0, 1.0], [0.0, 1.0])  # sum is 1 or 0, each w.p. 1/2
     0.25
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    a = as_real_array(a, "a").ravel()
+    b = as_real_array(b, "b").ravel()
+    check_array_range(a, "a")
+    check_array_range(b, "b")
     n = a.size
     if b.size != n:
         raise ValueError(f"a and b must have the same length, got {n} and {b.size}")
     if n < 2:
         return 0.0
     return float(((a - a.mean()) ** 2).sum() * ((b - b.mean()) ** 2).sum() / (n - 1))
+
+
+def as_reports(reports: object, name: str = "reports") -> NDArray:
+    """``reports`` as an array of numbers (bool, integer or float) with at least one
+    dimension (one row per user); ``TypeError`` for anything else."""
+    bad_type = reports is None or isinstance(reports, (str, bytes, dict, set))
+    rep = None if bad_type else np.asarray(reports)
+    if rep is None or rep.dtype.kind not in "biuf":
+        is_arr = isinstance(reports, np.ndarray) and rep is not None
+        got = f"ndarray of dtype {rep.dtype}" if is_arr else describe(reports)  # type: ignore[union-attr]
+        raise TypeError(f"{name} must be an array of numbers, got {got}")
+    if rep.ndim == 0:
+        raise ValueError(f"{name} must have at least one dimension (one row per user)")
+    return rep
+
+
+def _values_array(values: object, name: str) -> NDArray[np.float64]:
+    """Points at which a density or pmf is evaluated: real numbers, finite (any shape)."""
+    arr = as_real_array(values, name)
+    check_array_range(arr, name)
+    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +163,8 @@ class Mechanism(ABC):
         stronger); approximate ones (the Gaussian) use them.  ``kwargs`` go to the class
         (e.g. ``d`` for frequency oracles).
         """
+        if not isinstance(profile, BudgetProfile):
+            raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
         if cls.pure:
             return cls(eps=profile.eps, **kwargs)
         return cls(eps=profile.eps, delta=profile.delta, **kwargs)
@@ -149,8 +181,7 @@ class Mechanism(ABC):
 
     def profile(self, label: str = ""):
         """The budgets as a :class:`~shuffledp.params.BudgetProfile` (what bounds take)."""
-        from shuffledp.params import BudgetProfile
-
+        check_str(label, "label")
         return BudgetProfile(eps=self.eps, delta=self.delta, label=label or self.name)
 
     def clone_probability(self) -> NDArray[np.float64]:
@@ -185,8 +216,9 @@ class MeanMechanism(Mechanism):
     """A randomizer of values in [-1, 1] with an estimator of their mean (module doc)."""
 
     def check_values(self, x: ArrayLike) -> NDArray[np.float64]:
-        """``x`` as a float array of length n with entries in [-1, 1]; ``ValueError`` else."""
-        arr = np.asarray(x, dtype=np.float64)
+        """``x`` as a float array of length n with entries in [-1, 1]; ``TypeError`` unless
+        ``x`` is an array of real numbers, ``ValueError`` for a bad shape or value."""
+        arr = as_real_array(x, "x", scalar=False)
         if arr.ndim != 1 or arr.size != self.n:
             raise ValueError(
                 f"x must be a 1-D array with one value per user ({self.n}), got shape {arr.shape}"
@@ -240,30 +272,38 @@ class FrequencyMechanism(Mechanism):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.d, bool) or not isinstance(self.d, (int, np.integer)):
-            raise TypeError(f"d must be an integer, got {self.d!r}")
-        if self.d < 2:
-            raise ValueError(f"d (number of categories) must be >= 2, got {self.d!r}")
-        object.__setattr__(self, "d", int(self.d))
+        d = check_int(self.d, "d", low=2, high=_D_MAX, what="d (number of categories)")
+        object.__setattr__(self, "d", d)
 
     def check_values(self, x: ArrayLike) -> NDArray[np.int64]:
-        """``x`` as an integer array of length n with entries in {0, ..., d-1}."""
-        arr = np.asarray(x)
+        """``x`` as an integer array of length n with entries in {0, ..., d-1} (integer-valued
+        floats are accepted); ``TypeError`` unless ``x`` is an array of real numbers."""
+        return self._categories(x, "x", "one category per user")
+
+    def _categories(self, values: object, name: str, what: str) -> NDArray[np.int64]:
+        if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+            arr = values
+        else:
+            arr = as_real_array(values, name, scalar=False)
         if arr.ndim != 1 or arr.size != self.n:
             raise ValueError(
-                f"x must be a 1-D array with one category per user ({self.n}), got shape "
-                f"{arr.shape}"
+                f"{name} must be a 1-D array with {what} ({self.n}), got shape {arr.shape}"
             )
-        if arr.size and not np.issubdtype(arr.dtype, np.integer):
-            as_int = np.asarray(arr, dtype=np.float64)
-            if not np.all(np.isfinite(as_int)) or np.any(as_int != np.round(as_int)):
-                raise ValueError(f"x must hold integer categories, got dtype {arr.dtype}")
-        arr = arr.astype(np.int64)
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"{name} must hold integer categories, got {name}[{i}] = {float(arr[i])!r}"
+                )
         bad = (arr < 0) | (arr >= self.d)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"x must lie in {{0, ..., {self.d - 1}}}, got x[{i}] = {int(arr[i])}")
-        return arr
+            raise ValueError(
+                f"{name} must lie in {{0, ..., {self.d - 1}}}, got {name}[{i}] = "
+                f"{short_repr(int(arr[i]))}"
+            )
+        return arr.astype(np.int64)
 
     @abstractmethod
     def _pq(self, eps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -284,9 +324,11 @@ class FrequencyMechanism(Mechanism):
     ) -> NDArray[np.float64]:
         """Estimated frequencies f_k, k = 0..d-1 (class docstring; they sum to 1 only in
         expectation)."""
-        rep = np.asarray(reports)
-        if rep.shape[0] != self.n:
-            raise ValueError(f"reports must have one row per user ({self.n}), got {rep.shape[0]}")
+        rep = as_reports(reports)
+        if rep.ndim == 0 or rep.shape[0] != self.n:
+            raise ValueError(
+                f"reports must have one row per user ({self.n}), got shape {rep.shape}"
+            )
         lab = self._check_labels(labels, rep.shape[0])
         if lab is None:
             p, q = self.support_probabilities()
@@ -297,6 +339,7 @@ class FrequencyMechanism(Mechanism):
 
     def variance(self, x: ArrayLike, *, labelled: bool = False) -> NDArray[np.float64]:
         """Per-category variance of :meth:`estimate` for true categories ``x`` (class doc)."""
+        labelled = check_bool(labelled, "labelled")
         xv = self.check_values(x)
         n = self.n
         p, q = self.support_probabilities()

@@ -18,7 +18,9 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from shuffledp.mechanisms.base import FrequencyMechanism, check_rng
+from shuffledp.errors import short_repr
+from shuffledp.mechanisms.base import FrequencyMechanism, _values_array, as_reports, check_rng
+from shuffledp.params import as_real_array, check_array_range, check_int, describe
 
 __all__ = ["GRRMechanism", "OUEMechanism"]
 
@@ -58,8 +60,9 @@ class GRRMechanism(FrequencyMechanism):
 
     def pmf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """P(report = y | x) (broadcast against ``eps``)."""
+        yv, xv = _values_array(y, "y"), _values_array(x, "x")
         p, q = self.support_probabilities()
-        return np.where(np.asarray(y) == np.asarray(x), p, q)
+        return np.where(yv == xv, p, q)
 
     def blanket_mass(self) -> NDArray[np.float64]:
         return self.d / (np.exp(self.eps) + self.d - 1.0)
@@ -75,10 +78,16 @@ class GRRMechanism(FrequencyMechanism):
     def support_counts(
         self, reports: NDArray, weights: NDArray[np.float64] | None = None
     ) -> NDArray[np.float64]:
-        rep = np.asarray(reports)
+        rep = as_reports(reports)
+        if rep.dtype.kind == "b":
+            raise TypeError(f"grr reports must be integer categories, got {describe(reports)}")
+        if rep.dtype.kind == "f":
+            if not (np.isfinite(rep).all() and (rep == np.round(rep)).all()):
+                raise ValueError(f"grr reports must be integer categories in [0, {self.d})")
         if rep.ndim != 1 or (rep.size and (rep.min() < 0 or rep.max() >= self.d)):
             raise ValueError(f"grr reports must be a 1-D array of categories in [0, {self.d})")
-        return np.bincount(rep, weights=weights, minlength=self.d).astype(float)
+        w = _weights(weights, rep.shape[0])
+        return np.bincount(rep.astype(np.int64), weights=w, minlength=self.d).astype(float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,7 +116,12 @@ class OUEMechanism(FrequencyMechanism):
 
     def pmf(self, y: ArrayLike, x: int, i: int = 0) -> float:
         """P(report = y | x) for one d-bit vector ``y`` and user ``i``'s budget."""
-        yv = np.asarray(y).astype(bool)
+        yv = _values_array(y, "y")
+        if yv.shape != (self.d,) or not np.isin(yv, (0.0, 1.0)).all():
+            raise ValueError(f"y must be {self.d} bits (0 or 1), got {short_repr(y)}")
+        yv = yv.astype(bool)
+        x = check_int(x, "x", low=0, high=self.d - 1)
+        i = check_int(i, "i", low=0, high=self.n - 1)
         q = float(self.support_probabilities()[1][i])
         probs = np.where(yv, q, 1.0 - q)
         probs[int(x)] = 0.5
@@ -132,14 +146,29 @@ class OUEMechanism(FrequencyMechanism):
     def support_counts(
         self, reports: NDArray, weights: NDArray[np.float64] | None = None
     ) -> NDArray[np.float64]:
-        rep = np.asarray(reports)
+        rep = as_reports(reports)
         if rep.ndim != 2 or rep.shape[1] != self.d:
             raise ValueError(f"oue reports must have shape (n, {self.d}), got {rep.shape}")
+        if rep.size and rep.dtype.kind != "b":
+            in_range = rep.min() >= 0 and rep.max() <= 1
+            if not in_range or (rep.dtype.kind == "f" and not np.isin(rep, (0, 1)).all()):
+                raise ValueError("oue reports must be bits (0 or 1)")
         if weights is None:
             return rep.sum(axis=0, dtype=np.float64)
-        w = np.asarray(weights, dtype=float)
+        w = _weights(weights, rep.shape[0])
         out = np.zeros(self.d)
         for start in range(0, rep.shape[0], OUE_CHUNK):
             stop = start + OUE_CHUNK
             out += w[start:stop] @ rep[start:stop].astype(float)
         return out
+
+
+def _weights(weights: object, n: int) -> NDArray[np.float64] | None:
+    """Per-report weights of :meth:`support_counts`: ``None`` or n finite reals."""
+    if weights is None:
+        return None
+    w = as_real_array(weights, "weights", scalar=False)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have one entry per report ({n}), got shape {w.shape}")
+    check_array_range(w, "weights")
+    return w

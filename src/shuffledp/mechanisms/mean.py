@@ -24,11 +24,23 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_ndtr, ndtr
 
+from shuffledp.errors import short_repr
 from shuffledp.mechanisms.base import (
     MeanMechanism,
+    _values_array,
     as_budgets,
+    as_reports,
     check_rng,
     permutation_variance,
+)
+from shuffledp.params import (
+    EPS_LOCAL_MAX,
+    LOCAL_EPS_RULE,
+    as_real_array,
+    check_array_range,
+    check_bool,
+    check_real,
+    describe,
 )
 
 __all__ = [
@@ -55,13 +67,15 @@ class _UnbiasedReports(MeanMechanism):
         raise NotImplementedError
 
     def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
-        rep = np.asarray(reports, dtype=np.float64)
+        rep = as_real_array(reports, "reports", scalar=False)
         if rep.ndim != 1 or rep.size != self.n:
             raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
+        check_array_range(rep, "reports")
         self._check_labels(labels, rep.size)
         return float(rep.mean())
 
     def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
+        labelled = check_bool(labelled, "labelled")
         xv = self.check_values(x)
         a, b = self._ab()
         if labelled:
@@ -86,7 +100,7 @@ class LaplaceMechanism(_UnbiasedReports):
     >>> LaplaceMechanism(eps=[1.0, -1.0])
     Traceback (most recent call last):
     ...
-    ValueError: eps must be finite and > 0, got eps[1] = -1.0
+    ValueError: eps must be finite and in (0, 50] (the accepted local budgets), got eps[1] = -1.0
     """
 
     name: ClassVar[str] = "laplace"
@@ -101,8 +115,9 @@ class LaplaceMechanism(_UnbiasedReports):
 
     def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        yv, xv = _values_array(y, "y"), _values_array(x, "x")
         b = self.scale()
-        return np.exp(-np.abs(np.asarray(y) - np.asarray(x)) / b) / (2.0 * b)
+        return np.exp(-np.abs(yv - xv) / b) / (2.0 * b)
 
     def blanket_mass(self) -> NDArray[np.float64]:
         return np.exp(-self.eps / 2.0)
@@ -153,12 +168,15 @@ class DuchiMechanism(MeanMechanism):
     clone_kind: ClassVar[str] = "stronger"
 
     def bias_factor(self, eps: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        """c_i = (e^{eps_i}-1)/(e^{eps_i}+1) = tanh(eps_i / 2)."""
-        return np.tanh((self.eps if eps is None else eps) / 2.0)
+        """c_i = (e^{eps_i}-1)/(e^{eps_i}+1) = tanh(eps_i / 2) (``eps``: other budgets)."""
+        return np.tanh((self.eps if eps is None else as_budgets(eps, "eps")) / 2.0)
 
     def pmf(self, b: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """P(report = b | x) for b in {-1, +1} (broadcast against ``eps``)."""
-        return 0.5 + 0.5 * np.asarray(b) * np.asarray(x) * self.bias_factor()
+        bv, xv = _values_array(b, "b"), _values_array(x, "x")
+        if not np.isin(bv, (-1.0, 1.0)).all():
+            raise ValueError(f"b must be -1 or +1, got {short_repr(b)}")
+        return 0.5 + 0.5 * bv * xv * self.bias_factor()
 
     def blanket_mass(self) -> NDArray[np.float64]:
         return 2.0 / (np.exp(self.eps) + 1.0)
@@ -169,7 +187,9 @@ class DuchiMechanism(MeanMechanism):
         return np.where(up, 1, -1).astype(np.int8)
 
     def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
-        rep = np.asarray(reports)
+        rep = as_reports(reports)
+        if rep.dtype.kind == "b":
+            raise TypeError(f"duchi reports must be -1 or +1 numbers, got {describe(reports)}")
         if rep.ndim != 1 or rep.size != self.n:
             raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
         if not np.isin(rep, (-1, 1)).all():
@@ -180,6 +200,7 @@ class DuchiMechanism(MeanMechanism):
         return float((rep / self.bias_factor(lab)).mean())
 
     def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
+        labelled = check_bool(labelled, "labelled")
         xv = self.check_values(x)
         c = self.bias_factor()
         if labelled:
@@ -224,8 +245,8 @@ class PiecewiseMechanism(_UnbiasedReports):
 
     def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        y, x = _values_array(y, "y"), _values_array(x, "x")
         t, c = self._t(), self.big_c()
-        y, x = np.asarray(y, dtype=float), np.asarray(x, dtype=float)
         p = t * np.expm1(self.eps / 2.0) / (2.0 * t + 2.0)
         lo = (c + 1.0) / 2.0 * x - (c - 1.0) / 2.0
         hi = lo + c - 1.0
@@ -260,14 +281,40 @@ def gaussian_delta(
     code names ``sensitivity`` = Delta (D), ``sigma`` = s.  The second term is formed in log
     space (``log_ndtr``), so large eps does not overflow.
 
+    ``eps`` finite and >= 0, ``sigma`` finite and > 0 (broadcast together), ``sensitivity``
+    finite and > 0.
+
     >>> round(float(gaussian_delta(0.0, 2.0)), 6)  # eps = 0: TV of N(0,4) and N(2,4)
     0.382925
     """
-    e = np.asarray(eps, dtype=float)
-    s = np.asarray(sigma, dtype=float)
-    a = sensitivity / (2.0 * s)
-    b = e * s / sensitivity
-    return ndtr(a - b) - np.exp(e + log_ndtr(-a - b))
+    e = as_real_array(eps, "eps")
+    check_array_range(e, "eps", low=0.0)
+    s = as_real_array(sigma, "sigma")
+    check_array_range(s, "sigma", low=0.0, low_open=True)
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
+    e, s = _broadcast(e, s, "eps", "sigma")
+    return _gaussian_delta(e, s, sensitivity)
+
+
+def _gaussian_delta(
+    e: NDArray[np.float64], s: NDArray[np.float64], sensitivity: float
+) -> NDArray[np.float64]:
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        a = sensitivity / (2.0 * s)
+        b = e * s / sensitivity
+        return ndtr(a - b) - np.exp(e + log_ndtr(-a - b))
+
+
+def _broadcast(
+    a: NDArray[np.float64], b: NDArray[np.float64], name_a: str, name_b: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    try:
+        return np.broadcast_arrays(a, b)  # type: ignore[return-value]
+    except ValueError:
+        raise ValueError(
+            f"{name_a} and {name_b} must have the same shape or be scalars, got shapes "
+            f"{a.shape} and {b.shape}"
+        ) from None
 
 
 def analytic_gaussian_sigma(
@@ -278,6 +325,9 @@ def analytic_gaussian_sigma(
     rtol: float = 1e-10,
 ) -> NDArray[np.float64]:
     """Smallest sigma with ``gaussian_delta(eps, sigma) <= delta``, elementwise.
+
+    ``eps`` in [0, EPS_LOCAL_MAX] (the accepted local budgets), ``delta`` in (0, 1) (broadcast
+    together), ``sensitivity`` finite and > 0, ``rtol`` in (0, 1).
 
     Balle & Wang, ICML 2018, Theorem 8 gives the exact (eps, delta)-DP condition of
     ``N(f(x), sigma^2)`` with L2 sensitivity Delta; its left side decreases in sigma, so the
@@ -295,24 +345,34 @@ def analytic_gaussian_sigma(
     ...
     ValueError: delta must be in (0, 1), got delta[0] = 0.0
     """
-    e = np.asarray(eps, dtype=float)
-    dl = np.asarray(delta, dtype=float)
-    e, dl = np.broadcast_arrays(e, dl)
+    e = as_real_array(eps, "eps")
+    dl = as_real_array(delta, "delta")
+    e, dl = _broadcast(e, dl, "eps", "delta")
     shape = e.shape
     e, dl = e.ravel(), dl.ravel()
-    bad = ~np.isfinite(e) | (e < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"eps must be finite and >= 0, got eps[{i}] = {float(e[i])!r}")
-    as_budgets(dl, "delta", positive=False)
-    if not (np.isfinite(sensitivity) and sensitivity > 0):
-        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
+    if e.size == 0:
+        raise ValueError("eps and delta must not be empty")
+    check_array_range(e, "eps", low=0.0, high=EPS_LOCAL_MAX, rule=LOCAL_EPS_RULE, index=True)
+    check_array_range(dl, "delta", low=0.0, high=1.0, low_open=True, high_open=True, index=True)
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
     pairs, inverse = np.unique(np.stack([e, dl], axis=1), axis=0, return_inverse=True)
     ue, ud = pairs[:, 0], pairs[:, 1]
 
     def ok(sig: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return gaussian_delta(ue, sig, sensitivity=sensitivity) <= ud
+        return _gaussian_delta(ue, sig, sensitivity) <= ud
 
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        sigma = _sigma_search(ok, ue, ud, sensitivity, rtol)
+    if not (np.all(np.isfinite(sigma)) and np.all(sigma > 0)):
+        raise ValueError(
+            f"sensitivity must give a noise scale within the float range, got {sensitivity!r}"
+        )
+    return sigma[inverse.ravel()].reshape(shape)
+
+
+def _sigma_search(ok, ue, ud, sensitivity, rtol):
+    """The bracketing and bisection of :func:`analytic_gaussian_sigma` (distinct pairs)."""
     # classical start: sigma = D sqrt(2 log(1.25/delta)) / eps (Dwork & Roth, Thm A.1)
     hi = sensitivity * np.sqrt(2.0 * np.log(1.25 / ud)) / np.maximum(ue, 1e-3)
     for _ in range(200):
@@ -334,7 +394,7 @@ def analytic_gaussian_sigma(
         good = ok(mid)
         hi = np.where(good, mid, hi)
         lo = np.where(good, lo, mid)
-    return hi[inverse.ravel()].reshape(shape)
+    return hi
 
 
 @dataclass(frozen=True, eq=False)
@@ -364,7 +424,14 @@ class GaussianMechanism(_UnbiasedReports):
 
     def __init__(self, eps: ArrayLike, delta: ArrayLike = 1e-6) -> None:
         e = as_budgets(eps, "eps")
-        dl = np.broadcast_to(np.asarray(delta, dtype=float), e.shape).copy()
+        dl = as_real_array(delta, "delta")
+        if dl.size == 1:
+            dl = np.full(e.shape, float(dl.ravel()[0]))
+        elif dl.shape != e.shape:
+            raise ValueError(
+                f"delta must be a scalar or have one entry per user ({e.size}), got shape "
+                f"{dl.shape}"
+            )
         dl = as_budgets(dl, "delta", positive=False)
         object.__setattr__(self, "eps", e)
         object.__setattr__(self, "delta_i", dl)
@@ -385,8 +452,9 @@ class GaussianMechanism(_UnbiasedReports):
 
     def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        yv, xv = _values_array(y, "y"), _values_array(x, "x")
         s = self.sigma()
-        z = (np.asarray(y) - np.asarray(x)) / s
+        z = (yv - xv) / s
         return np.exp(-0.5 * z**2) / (s * np.sqrt(2.0 * np.pi))
 
     def blanket_mass(self) -> NDArray[np.float64]:

@@ -29,6 +29,9 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from shuffledp.errors import short_repr
+from shuffledp.params import check_int, describe
+
 __all__ = [
     "MODEL_KINDS",
     "build_model",
@@ -56,20 +59,17 @@ def build_model(
     generator: torch.Generator,
 ) -> nn.Module:
     """A ``logreg`` or ``mlp`` classifier with parameters drawn from ``generator``."""
-    if kind not in MODEL_KINDS:
-        raise ValueError(f"model must be one of {list(MODEL_KINDS)}, got {kind!r}")
-    if n_features < 1 or n_classes < 2:
-        raise ValueError(
-            f"need n_features >= 1 and n_classes >= 2, got {n_features!r}, {n_classes!r}"
-        )
+    check_model_kind(kind, "kind")
+    n_features = check_int(n_features, "n_features", low=1)
+    n_classes = check_int(n_classes, "n_classes", low=2)
+    hidden = check_int(hidden, "hidden", low=1)
+    check_generator(generator)
     if kind == "logreg":
         model = nn.Linear(n_features, n_classes)
         with torch.no_grad():
             model.weight.zero_()
             model.bias.zero_()
         return model
-    if hidden < 1:
-        raise ValueError(f"hidden must be >= 1, got {hidden!r}")
     model = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, n_classes))
     for layer in (model[0], model[2]):
         bound = 1.0 / math.sqrt(layer.in_features)
@@ -78,18 +78,62 @@ def build_model(
     return model
 
 
+def check_model_kind(kind: object, name: str = "model") -> str:
+    """``kind`` when it is one of :data:`MODEL_KINDS`; ``TypeError``/``ValueError`` else."""
+    if not isinstance(kind, str):
+        raise TypeError(f"{name} must be a str, one of {list(MODEL_KINDS)}, got {describe(kind)}")
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"{name} must be one of {list(MODEL_KINDS)}, got {short_repr(kind)}")
+    return kind
+
+
+def check_generator(generator: object, name: str = "generator") -> torch.Generator:
+    """``generator`` when it is a ``torch.Generator``; ``TypeError`` otherwise."""
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"{name} must be a torch.Generator, got {type(generator).__name__}")
+    return generator
+
+
+def check_module(model: object, name: str = "model") -> nn.Module:
+    """``model`` when it is a ``torch.nn.Module``; ``TypeError`` otherwise."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{name} must be a torch.nn.Module, got {type(model).__name__}")
+    return model
+
+
+def check_tensor(
+    t: object, name: str, *, ndim: int, floating: bool | None = None
+) -> torch.Tensor:
+    """``t`` when it is a ``torch.Tensor`` with ``ndim`` dimensions (``floating``: a float
+    dtype; ``False``: an integer dtype); ``TypeError``/``ValueError`` otherwise."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if floating is True and not t.dtype.is_floating_point:
+        raise TypeError(f"{name} must have a floating dtype, got {t.dtype}")
+    integer = not (t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool)
+    if floating is False and not integer:
+        raise TypeError(f"{name} must have an integer dtype, got {t.dtype}")
+    if t.dim() != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(t.shape)}")
+    return t
+
+
 def n_params(model: nn.Module) -> int:
     """Number of trainable scalars (the dimension d of the clipped gradients)."""
+    check_module(model)
     return sum(p.numel() for p in model.parameters())
 
 
 def flat_params(model: nn.Module) -> torch.Tensor:
     """All parameters as one detached vector (the order of ``model.parameters()``)."""
+    check_module(model)
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
 def set_flat_params(model: nn.Module, flat: torch.Tensor) -> None:
     """Write a flat vector back into the parameters (inverse of :func:`flat_params`)."""
+    check_module(model)
+    check_tensor(flat, "flat", ndim=1, floating=True)
     if flat.numel() != n_params(model):
         raise ValueError(f"flat must have {n_params(model)} entries, got {flat.numel()}")
     i = 0
@@ -105,8 +149,13 @@ def per_example_grads(
     """Gradients of the cross-entropy loss of each example, one flat row per example.
 
     ``vmap(grad(loss_of_one_example))`` (torch.func); ``chunk > 0`` processes that many
-    examples at a time (same result, bounded memory).
+    examples at a time (same result, bounded memory).  ``x``: float (n, d), ``y``: integer
+    labels (n,).
     """
+    check_module(model)
+    check_tensor(x, "x", ndim=2, floating=True)
+    check_tensor(y, "y", ndim=1, floating=False)
+    chunk = check_int(chunk, "chunk", low=0)
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"x and y must have the same length, got {x.shape[0]} and {y.shape[0]}")
     params = {k: v.detach() for k, v in model.named_parameters()}
@@ -127,5 +176,12 @@ def per_example_grads(
 
 def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     """Fraction of correctly classified examples."""
+    check_module(model)
+    check_tensor(x, "x", ndim=2, floating=True)
+    check_tensor(y, "y", ndim=1, floating=False)
+    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(
+            f"x and y must have the same, non-zero length, got {x.shape[0]} and {y.shape[0]}"
+        )
     with torch.no_grad():
         return float((model(x).argmax(dim=1) == y).float().mean())

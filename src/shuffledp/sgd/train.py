@@ -30,7 +30,6 @@ True
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -38,10 +37,22 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
+from shuffledp.params import (
+    EPS_LOCAL_MAX,
+    LOCAL_EPS_RULE,
+    as_real_array,
+    check_array_range,
+    check_int,
+    check_real,
+)
 from shuffledp.sgd.data import Dataset
 from shuffledp.sgd.models import (
     accuracy,
     build_model,
+    check_generator,
+    check_model_kind,
+    check_module,
+    check_tensor,
     flat_params,
     n_params,
     per_example_grads,
@@ -71,20 +82,12 @@ class SGDConfig:
     chunk: int = 0
 
     def __post_init__(self) -> None:
-        if isinstance(self.rounds, bool) or not isinstance(self.rounds, (int, np.integer)):
-            raise ValueError(f"rounds must be an integer >= 1, got {self.rounds!r}")
-        if self.rounds < 1:
-            raise ValueError(f"rounds must be an integer >= 1, got {self.rounds!r}")
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"lr must be finite and > 0, got {self.lr!r}")
-        if not (math.isfinite(self.clip) and self.clip > 0):
-            raise ValueError(f"clip must be finite and > 0, got {self.clip!r}")
-        if not (0.0 <= self.momentum < 1.0):
-            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
-        if self.hidden < 1:
-            raise ValueError(f"hidden must be >= 1, got {self.hidden!r}")
-        if self.chunk < 0:
-            raise ValueError(f"chunk must be >= 0, got {self.chunk!r}")
+        check_int(self.rounds, "rounds", low=1)
+        check_real(self.lr, "lr", low=0.0, low_open=True)
+        check_real(self.clip, "clip", low=0.0, low_open=True)
+        check_real(self.momentum, "momentum", low=0.0, high=1.0, high_open=True)
+        check_int(self.hidden, "hidden", low=1)
+        check_int(self.chunk, "chunk", low=0)
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,28 @@ def private_mean_gradient(
     generator: torch.Generator,
     chunk: int = 0,
 ) -> torch.Tensor:
-    """One round: the server's mean of the users' randomized clipped gradients."""
+    """One round: the server's mean of the users' randomized clipped gradients.
+
+    ``x``: float (n, d) features, ``y``: integer labels (n,); with a ``randomizer``, ``eps``
+    and ``delta`` are arrays of one budget per user.
+    """
+    check_module(model)
+    check_tensor(x, "x", ndim=2, floating=True)
+    check_tensor(y, "y", ndim=1, floating=False)
+    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(
+            f"x and y must have the same, non-zero length, got {x.shape[0]} and {y.shape[0]}"
+        )
+    check_real(clip, "clip", low=0.0, low_open=True)
+    _check_randomizer(randomizer)
+    check_generator(generator)
+    chunk = check_int(chunk, "chunk", low=0)
+    if randomizer is not None:
+        if eps is None:
+            raise ValueError("eps must be given with a randomizer")
+        eps = _per_user(eps, x.shape[0], "eps", scalar=False)
+        delta = _per_user(0.0 if delta is None else delta, x.shape[0], "delta", scalar=False)
+        _check_budgets(randomizer, eps, delta)
     n = x.shape[0]
     step = n if chunk <= 0 else int(chunk)
     total = None
@@ -141,8 +165,30 @@ def train_shuffled_sgd(
 
     ``eps``/``delta``: per-round local budgets, a scalar or one entry per training record
     (user); required when ``randomizer`` is given.  ``generator`` drives the model
-    initialisation and every noise draw.
+    initialisation and every noise draw.  ``eps`` in (0, EPS_LOCAL_MAX] (the accepted local
+    budgets); ``delta`` in [0, 1), and > 0 for the Gaussian randomizer.  Every argument is
+    checked before training starts.
     """
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a shuffledp.sgd.data.Dataset, got {type(data).__name__}")
+    if not isinstance(config, SGDConfig):
+        raise TypeError(f"config must be an SGDConfig, got {type(config).__name__}")
+    check_model_kind(model, "model")
+    _check_randomizer(randomizer)
+    check_generator(generator)
+    if randomizer is None and (eps is not None or delta is not None):
+        given = "eps" if eps is not None else "delta"
+        raise ValueError(
+            f"{given} is given but randomizer is None (non-private training uses no budgets)"
+        )
+    if randomizer is not None:
+        if eps is None:
+            raise ValueError("eps must be given with a randomizer")
+        _check_budgets(
+            randomizer,
+            _per_user(eps, data.n_train, "eps"),
+            _per_user(0.0 if delta is None else delta, data.n_train, "delta"),
+        )
     if randomizer is not None and randomizer.clip != config.clip:
         raise ValueError(
             f"randomizer clip {randomizer.clip!r} differs from config clip {config.clip!r}"
@@ -191,3 +237,54 @@ def train_shuffled_sgd(
         n_params=n_params(net),
         n_users=n,
     )
+
+
+_POSITIVE_EPS_RULE = (
+    f"finite and in (0, {EPS_LOCAL_MAX:g}] (the accepted local budgets; > 0 for the Duchi "
+    "randomizer)"
+)
+
+
+def _check_randomizer(randomizer: object) -> None:
+    if randomizer is not None and not isinstance(randomizer, (GaussianRandomizer, DuchiRandomizer)):
+        raise TypeError(
+            f"randomizer must be a GaussianRandomizer, a DuchiRandomizer or None, got "
+            f"{type(randomizer).__name__}"
+        )
+
+
+def _per_user(values: object, n: int, name: str, *, scalar: bool = True) -> np.ndarray:
+    """A scalar (if ``scalar``) or one value per user, as a float array of length n."""
+    arr = as_real_array(values.cpu() if isinstance(values, torch.Tensor) else values, name)
+    if arr.size == 1 and (scalar or arr.ndim == 1):
+        return np.full(n, float(arr.ravel()[0]))
+    if arr.shape != (n,):
+        what = "be a scalar or have" if scalar else "have"
+        raise ValueError(f"{name} must {what} one entry per user ({n}), got shape {arr.shape}")
+    return arr
+
+
+def _check_budgets(randomizer: Randomizer, eps: np.ndarray, delta: np.ndarray) -> None:
+    """Per-round budgets: eps in (0, EPS_LOCAL_MAX] (Gaussian: [0, EPS_LOCAL_MAX]), delta in
+    [0, 1) (Gaussian: (0, 1))."""
+    gaussian = isinstance(randomizer, GaussianRandomizer)
+    check_array_range(
+        eps,
+        "eps",
+        low=0.0,
+        high=EPS_LOCAL_MAX,
+        low_open=not gaussian,
+        rule=LOCAL_EPS_RULE if gaussian else _POSITIVE_EPS_RULE,
+    )
+    if gaussian:
+        check_array_range(
+            delta,
+            "delta",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+            rule="in (0, 1) for the Gaussian randomizer",
+        )
+    else:
+        check_array_range(delta, "delta", low=0.0, high=1.0, high_open=True)
