@@ -10,7 +10,12 @@ import torch
 
 from shuffledp.gdp import gdp_delta
 from shuffledp.sgd.data import load_digits_dataset
-from shuffledp.sgd.randomizers import DuchiRandomizer, GaussianRandomizer, make_randomizer
+from shuffledp.sgd.randomizers import (
+    DuchiRandomizer,
+    GaussianRandomizer,
+    clip_rows,
+    make_randomizer,
+)
 from shuffledp.sgd.train import SGDConfig, train_shuffled_sgd
 
 torch.set_num_threads(1)
@@ -139,8 +144,16 @@ def test_bad_randomizer_inputs(digits):
         GaussianRandomizer(clip=0.0)
     with pytest.raises(ValueError, match="delta must be in"):
         GaussianRandomizer(clip=1.0).sigma(1.0, 0.0)
-    with pytest.raises(ValueError, match="eps must be finite and > 0"):
+    with pytest.raises(ValueError, match=r"eps must be finite and in \(0, 50\]"):
         DuchiRandomizer(clip=1.0).radius(eps=0.0, d=3)
+    with pytest.raises(TypeError, match="d must be an integer"):
+        DuchiRandomizer(clip=1.0).radius(eps=1.0, d="3")
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        DuchiRandomizer(clip=1.0).randomize(torch.zeros(2, 3), eps=1.0, generator=None)
+    with pytest.raises(TypeError, match="clip must be a real number"):
+        GaussianRandomizer(clip=True)
+    with pytest.raises(TypeError, match="g must be a torch.Tensor"):
+        clip_rows(None, 1.0)
     with pytest.raises(ValueError, match="eps must be given"):
         train_shuffled_sgd(
             digits,

@@ -178,7 +178,7 @@ def compare_bounds(
     if isinstance(methods, str):
         raise TypeError(
             f"methods must be a list of bound names, got the string {short_repr(methods)} "
-            f"(use [{methods!r}])"
+            f"(use [{short_repr(methods)}])"
         )
     names = list(methods) if methods is not None else list_bounds()
     for m in names:

@@ -68,6 +68,8 @@ def invert_monotone(
     >>> round(invert_monotone(lambda x: 1.0 / (1.0 + x), 0.5, lo=0.0, hi=3.0), 9)
     1.0
     """
+    if isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating)):
+        raise TypeError(f"target must be a real number, got {type(target).__name__}")
     if not math.isfinite(target):
         raise ValueError(f"target must be finite, got {target!r}")
     if log_space and lo <= 0:
@@ -127,6 +129,8 @@ def eps_from_delta(
     >>> round(eps_from_delta(lambda e: math.exp(-e), 1e-3), 6)
     6.907755
     """
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
+        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     return invert_monotone(

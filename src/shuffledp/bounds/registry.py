@@ -15,6 +15,7 @@ A new bound is one module that builds a :class:`~shuffledp.bounds.base.Bound` an
 from __future__ import annotations
 
 from shuffledp.bounds.base import Bound
+from shuffledp.errors import short_repr
 
 __all__ = ["register_bound", "unregister_bound", "get_bound", "list_bounds"]
 
@@ -32,21 +33,24 @@ def register_bound(bound: Bound, *, replace: bool = False) -> Bound:
     return bound
 
 
+def _check_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"bound name must be a str, got {type(name).__name__} {short_repr(name)}")
+    if name not in _REGISTRY:
+        raise ValueError(
+            f"unknown bound {short_repr(name)}; known bounds: {', '.join(list_bounds())}"
+        )
+    return name
+
+
 def unregister_bound(name: str) -> None:
     """Remove a bound (used by tests that register toy bounds)."""
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown bound {name!r}; known bounds: {', '.join(list_bounds())}")
-    del _REGISTRY[name]
+    del _REGISTRY[_check_name(name)]
 
 
 def get_bound(name: str) -> Bound:
     """The bound registered as ``name``; ``ValueError`` listing the known names otherwise."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown bound {name!r}; known bounds: {', '.join(list_bounds())}"
-        ) from None
+    return _REGISTRY[_check_name(name)]
 
 
 _KIND_ORDER = {"approximate": 0, "upper": 1, "lower": 2}

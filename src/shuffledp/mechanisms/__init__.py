@@ -4,7 +4,7 @@ Mean of values in [-1, 1]: :class:`LaplaceMechanism`, :class:`DuchiMechanism`,
 :class:`PiecewiseMechanism`, :class:`GaussianMechanism`.  Frequencies over d categories:
 :class:`GRRMechanism`, :class:`OUEMechanism`.  Each is a frozen dataclass holding the per-user
 budgets, its citation and the quantities bounds need (``eps``, ``delta``,
-:meth:`~Mechanism.clone_probability`, :meth:`~Mechanism.blanket_mass`); see
+:meth:`~Mechanism.randomizer`, :meth:`~Mechanism.blanket_mass`); see
 :mod:`shuffledp.mechanisms.base` for the estimators' unbiasedness statement.
 
 The registries map config names to classes (lookup only; no dispatch on strings elsewhere):
@@ -19,6 +19,7 @@ ValueError: unknown mechanism 'nope'; known mechanisms: duchi, gaussian, grr, ..
 
 from __future__ import annotations
 
+from shuffledp.errors import short_repr
 from shuffledp.mechanisms.base import (
     FrequencyMechanism,
     MeanMechanism,
@@ -65,9 +66,12 @@ FREQUENCY_MECHANISMS: dict[str, type[FrequencyMechanism]] = {
 def get_mechanism(name: str) -> type[Mechanism]:
     """The mechanism class registered as ``name``; ``ValueError`` listing the known names."""
     known = {**MEAN_MECHANISMS, **FREQUENCY_MECHANISMS}
+    if not isinstance(name, str):
+        raise TypeError(f"mechanism name must be a str, got {type(name).__name__} "
+                        f"{short_repr(name)}")
     try:
         return known[name]
     except KeyError:
         raise ValueError(
-            f"unknown mechanism {name!r}; known mechanisms: {', '.join(sorted(known))}"
+            f"unknown mechanism {short_repr(name)}; known mechanisms: {', '.join(sorted(known))}"
         ) from None

@@ -136,12 +136,10 @@ def _values_array(values: object, name: str) -> NDArray[np.float64]:
 class Mechanism(ABC):
     """Base of every local randomizer: per-user budgets and the quantities bounds need.
 
-    Attributes (class level): ``name`` (registry key), ``citation``, ``pure`` (delta_i = 0),
-    ``randomizer_classes`` (the classes of :attr:`shuffledp.bounds.BoundInfo.randomizers` the
-    mechanism belongs to), ``clone_kind`` (which clone probability :meth:`clone_probability`
-    returns: ``"standard"`` e^{-eps_i}, valid for every eps_i-LDP randomizer, Feldman, McMillan,
-    Talwar FOCS 2021 Thm 3.2; or ``"stronger"`` 2/(1+e^{eps_i}), FMT SODA 2023 with Errata, for
-    binary/k-ary randomized response).
+    Attributes (class level): ``name`` (registry key), ``citation``, ``pure`` (delta_i = 0).
+    Which shuffle bounds hold for a mechanism is decided by its randomizer family
+    (:meth:`randomizer`, :mod:`shuffledp.randomizers`: clone masses against every victim) and
+    :meth:`shuffledp.bounds.base.Bound.covers`, never by the mechanism itself.
     """
 
     eps: NDArray[np.float64]
@@ -149,8 +147,6 @@ class Mechanism(ABC):
     name: ClassVar[str] = ""
     citation: ClassVar[str] = ""
     pure: ClassVar[bool] = True
-    randomizer_classes: ClassVar[tuple[str, ...]] = ("any",)
-    clone_kind: ClassVar[str] = "standard"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eps", as_budgets(self.eps, "eps"))
@@ -184,12 +180,12 @@ class Mechanism(ABC):
         check_str(label, "label")
         return BudgetProfile(eps=self.eps, delta=self.delta, label=label or self.name)
 
-    def clone_probability(self) -> NDArray[np.float64]:
-        """Per-user clone probability of kind :attr:`clone_kind` (class docstring)."""
-        e = self.eps
-        if self.clone_kind == "stronger":
-            return 2.0 * (1.0 - self.delta) / (1.0 + np.exp(e))
-        return np.exp(-e) * (1.0 - self.delta)
+    def randomizer(self):
+        """The :class:`~shuffledp.randomizers.Randomizer` family of this mechanism (what
+        :meth:`~shuffledp.bounds.base.Bound.covers` takes)."""
+        from shuffledp.randomizers import get_randomizer
+
+        return get_randomizer(self)
 
     @abstractmethod
     def blanket_mass(self) -> NDArray[np.float64]:

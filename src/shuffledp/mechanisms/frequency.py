@@ -36,9 +36,11 @@ class GRRMechanism(FrequencyMechanism):
     each other category with probability ``q_i = 1 / (e^{eps_i} + d - 1)`` (Wang et al. 2017,
     Section 4.1, Eq. (5)); p_i / q_i = e^{eps_i}, so pure eps_i-LDP.  A report is one integer;
     it supports exactly the category it names.  Blanket mass (Balle, Bell, Gascon, Nissim,
-    CRYPTO 2019, Section 4.1): ``d q_i = d / (e^{eps_i} + d - 1)``.  k-ary randomized response
-    is in the class of the stronger clones (FMT SODA 2023 with Errata); for personalized
-    budgets see the caveat in :mod:`shuffledp.bounds.clones`.
+    CRYPTO 2019, Section 4.1): ``d q_i = d / (e^{eps_i} + d - 1)``.  Randomizer family
+    ``krr:d``: with identical budgets in the class of the stronger clones (FMT SODA 2023 with
+    Errata); with personalized budgets a user provides clone mass
+    2 (e^{eps_v}+d-1) / ((e^{eps_j}+d-1)(e^{eps_v}+1)) against a victim eps_v, below the
+    stronger mass when eps_j < eps_v (docs/theory.md, 6.2).
 
     >>> m = GRRMechanism(eps=[np.log(2.0)] * 3, d=3)   # p = 1/2, q = 1/4
     >>> [float(v[0]) for v in m.support_probabilities()]
@@ -51,8 +53,6 @@ class GRRMechanism(FrequencyMechanism):
 
     name: ClassVar[str] = "grr"
     citation: ClassVar[str] = "Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4.1"
-    randomizer_classes: ClassVar[tuple[str, ...]] = ("krr", "any")
-    clone_kind: ClassVar[str] = "stronger"
 
     def _pq(self, eps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         denom = np.exp(eps) + self.d - 1.0

@@ -164,8 +164,6 @@ class DuchiMechanism(MeanMechanism):
     citation: ClassVar[str] = (
         "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3; Wang et al., ICDE 2019, Alg. 1"
     )
-    randomizer_classes: ClassVar[tuple[str, ...]] = ("binary_rr", "any")
-    clone_kind: ClassVar[str] = "stronger"
 
     def bias_factor(self, eps: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
         """c_i = (e^{eps_i}-1)/(e^{eps_i}+1) = tanh(eps_i / 2) (``eps``: other budgets)."""

@@ -79,10 +79,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.errors import ParameterRegimeError
+from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
 from shuffledp.numerics import invert_monotone
-from shuffledp.params import BudgetProfile
+from shuffledp.params import (
+    EPS_LOCAL_MAX,
+    BudgetProfile,
+    check_int,
+    check_real,
+    check_str,
+    check_target_delta,
+    check_target_eps,
+    describe,
+)
 from shuffledp.sgd.randomizers import RANDOMIZERS, GaussianRandomizer
 
 __all__ = [
@@ -107,28 +116,37 @@ PAIR_TOL = 1e-12
 
 
 def _check_method(method: str) -> None:
+    check_str(method, "method")
     if method not in SGD_METHODS:
-        raise ValueError(f"method must be one of {list(SGD_METHODS)}, got {method!r}")
+        raise ValueError(f"method must be one of {list(SGD_METHODS)}, got {short_repr(method)}")
 
 
 def _check_rounds(rounds: int) -> int:
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
-    return int(rounds)
+    return check_int(rounds, "rounds", low=1)
 
 
 def _check_randomizer(randomizer: str) -> type:
+    check_str(randomizer, "randomizer")
     try:
         return RANDOMIZERS[randomizer]
     except KeyError:
         raise ValueError(
-            f"randomizer must be one of {sorted(RANDOMIZERS)}, got {randomizer!r}"
+            f"randomizer must be one of {sorted(RANDOMIZERS)}, got {short_repr(randomizer)}"
         ) from None
 
 
-def _check_discretization(discretization: float) -> None:
-    if not (isinstance(discretization, (int, float)) and 0 < discretization <= 0.1):
-        raise ValueError(f"discretization must be in (0, 0.1], got {discretization!r}")
+def _check_discretization(discretization: float) -> float:
+    return check_real(discretization, "discretization", low=0.0, high=0.1, low_open=True)
+
+
+def _check_common(profile: object, clone: object, discretization: object) -> None:
+    """Arguments every accounting entry takes, checked whatever the method."""
+    if not isinstance(profile, BudgetProfile):
+        raise TypeError(f"profile must be a BudgetProfile, got {describe(profile)}")
+    check_str(clone, "clone")
+    if clone not in ("standard", "stronger"):
+        raise ValueError(f"clone must be 'standard' or 'stronger', got {short_repr(clone)}")
+    _check_discretization(discretization)
 
 
 def check_applicable(
@@ -137,6 +155,7 @@ def check_applicable(
     """Raise :class:`ParameterRegimeError` when ``method`` is not proven for this setting
     (see the module docstring), ``ValueError`` for bad names."""
     _check_method(method)
+    _check_common(profile, clone, DISCRETIZATION)
     cls = _check_randomizer(randomizer)
     if cls.pure and not profile.is_pure:
         raise ValueError(
@@ -147,8 +166,6 @@ def check_applicable(
         raise ValueError(f"randomizer {randomizer!r} needs every delta_i > 0")
     if method != "clones":
         return
-    if clone not in ("standard", "stronger"):
-        raise ValueError(f"clone must be 'standard' or 'stronger', got {clone!r}")
     from shuffledp.bounds import get_bound
 
     # one decision for every place that asks "covered": the clones bound's own coverage, for
@@ -261,6 +278,7 @@ def _accountant(method, profile, rounds, randomizer, clone, discretization):
     """The T-round accountant shared by :func:`rounds_epsilon` and :func:`rounds_delta`:
     ``(mu, None)`` for GDP accounting, ``(None, pld)`` for a composed PLD."""
     t = _check_rounds(rounds)
+    _check_common(profile, clone, discretization)
     check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
     if _uses_gdp(method, randomizer):
         return _total_mu(method, profile, t), None
@@ -289,8 +307,7 @@ def rounds_epsilon(
 
     ``clones``/``local`` are upper bounds (pessimistic PLD); ``gdp`` is the approximation.
     """
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    delta = check_target_delta(delta)
     mu, pld = _accountant(method, profile, rounds, randomizer, clone, discretization)
     if pld is None:
         return gdp_eps(delta, mu, side="upper")
@@ -308,8 +325,7 @@ def rounds_delta(
     discretization: float = DISCRETIZATION,
 ) -> float:
     """Central delta at ``eps`` after ``rounds`` rounds (same conventions as above)."""
-    if not (math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    eps = check_target_eps(eps)
     mu, pld = _accountant(method, profile, rounds, randomizer, clone, discretization)
     if pld is None:
         return float(gdp_delta(eps, mu))
@@ -375,10 +391,13 @@ def calibrate_scale(
     (True, 1.7)
     """
     t = _check_rounds(rounds)
-    if not (math.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps (central target) must be finite and > 0, got {eps!r}")
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    eps = check_real(eps, "eps", low=0.0, low_open=True)
+    delta = check_target_delta(delta)
+    _check_common(base, clone, discretization)
+    rtol = check_real(rtol, "rtol", low=0.0, high=0.5, low_open=True)
+    scale_min = check_real(scale_min, "scale_min", low=0.0, low_open=True)
+    eps_local_max = check_real(eps_local_max, "eps_local_max", low=0.0, high=EPS_LOCAL_MAX,
+                               low_open=True)
     if base.eps_max <= 0:
         raise ValueError("base profile must have some eps_i > 0")
     check_applicable(method=method, profile=base, randomizer=randomizer, clone=clone)

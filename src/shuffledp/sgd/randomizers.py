@@ -60,7 +60,16 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
+from shuffledp.errors import short_repr
 from shuffledp.mechanisms.mean import analytic_gaussian_sigma
+from shuffledp.params import (
+    EPS_LOCAL_MAX,
+    as_real_array,
+    check_int,
+    check_real,
+    check_str,
+    describe,
+)
 
 __all__ = [
     "clip_rows",
@@ -75,16 +84,31 @@ def clip_rows(g: torch.Tensor, clip: float, *, inplace: bool = False) -> torch.T
     """Scale each row to L2 norm at most ``clip``: ``g_i * min(1, clip / ||g_i||)``.
 
     ``inplace=True`` overwrites ``g`` (saves one (n, d) allocation)."""
-    if not (math.isfinite(clip) and clip > 0):
-        raise ValueError(f"clip must be finite and > 0, got {clip!r}")
+    _check_rows(g, "g")
+    clip = _check_clip(clip)
     norms = g.norm(dim=1, keepdim=True)
     factor = torch.clamp(clip / torch.clamp(norms, min=1e-30), max=1.0)
     return g.mul_(factor) if inplace else g * factor
 
 
-def _check_clip(clip: float) -> None:
-    if not (isinstance(clip, (int, float)) and math.isfinite(clip) and clip > 0):
-        raise ValueError(f"clip must be finite and > 0, got {clip!r}")
+def _check_clip(clip: object) -> float:
+    return check_real(clip, "clip", low=0.0, low_open=True)
+
+
+def _check_rows(g: object, name: str) -> torch.Tensor:
+    if not isinstance(g, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {describe(g)}")
+    if g.ndim != 2 or not g.is_floating_point():
+        raise ValueError(f"{name} must be a 2-D floating-point tensor (one row per user), got "
+                         f"shape {tuple(g.shape)} and dtype {g.dtype}")
+    return g
+
+
+def _check_generator(generator: object) -> torch.Generator:
+    if not isinstance(generator, torch.Generator):
+        raise TypeError("generator must be a torch.Generator (every draw comes from a seeded "
+                        f"generator passed in), got {describe(generator)}")
+    return generator
 
 
 def _as_rows(values: torch.Tensor | ArrayLike, n: int, name: str) -> NDArray[np.float64]:
@@ -107,7 +131,7 @@ class GaussianRandomizer:
     citation: ClassVar[str] = "Balle, Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism)"
 
     def __post_init__(self) -> None:
-        _check_clip(self.clip)
+        object.__setattr__(self, "clip", _check_clip(self.clip))
 
     @property
     def sensitivity(self) -> float:
@@ -116,12 +140,23 @@ class GaussianRandomizer:
 
     def local_mu(self, eps: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
         """mu_i with Delta/sigma_i = mu_i: the user's report is exactly mu_i-GDP."""
-        e = np.atleast_1d(np.asarray(eps, dtype=float))
-        d = np.broadcast_to(np.asarray(delta, dtype=float), e.shape)
-        if np.any(d <= 0) or np.any(d >= 1):
-            raise ValueError(f"delta must be in (0, 1) for the Gaussian randomizer, got {delta!r}")
-        if np.any(~np.isfinite(e) | (e < 0)):
-            raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+        e = np.atleast_1d(as_real_array(eps, "eps"))
+        d = as_real_array(delta, "delta")
+        try:
+            d = np.broadcast_to(d, e.shape)
+        except ValueError:
+            raise ValueError(f"delta must be a scalar or have one entry per eps ({e.size}), got "
+                             f"shape {d.shape}") from None
+        bad = (d <= 0) | (d >= 1) | ~np.isfinite(d)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError("delta must be in (0, 1) for the Gaussian randomizer, got "
+                             f"delta[{i}] = {float(d.flat[i])!r}")
+        bad = ~np.isfinite(e) | (e < 0) | (e > EPS_LOCAL_MAX)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"eps must be finite and in [0, {EPS_LOCAL_MAX:g}], got "
+                             f"eps[{i}] = {float(e[i])!r}")
         # One calibration for the whole project: the vectorised Balle-Wang root search of
         # shuffledp.mechanisms (sigma rounded up, so mu = 1/sigma at sensitivity 1 rounds down).
         return 1.0 / analytic_gaussian_sigma(e, d, sensitivity=1.0)
@@ -139,6 +174,8 @@ class GaussianRandomizer:
         generator: torch.Generator,
     ) -> torch.Tensor:
         """Reports ``g_i + sigma_i N(0, I)``; ``g`` must already be clipped to ``clip``."""
+        _check_rows(g, "g")
+        generator = _check_generator(generator)
         n = g.shape[0]
         sig = self.sigma(_as_rows(eps, n, "eps"), _as_rows(delta, n, "delta"))
         noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
@@ -155,7 +192,7 @@ class DuchiRandomizer:
     citation: ClassVar[str] = "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3 (L2 ball)"
 
     def __post_init__(self) -> None:
-        _check_clip(self.clip)
+        object.__setattr__(self, "clip", _check_clip(self.clip))
 
     @property
     def sensitivity(self) -> float:
@@ -164,11 +201,13 @@ class DuchiRandomizer:
 
     def radius(self, *, eps: float | NDArray[np.float64], d: int) -> NDArray | float:
         """B = C (e^eps+1)/(e^eps-1) sqrt(pi) Gamma((d+1)/2)/Gamma(d/2) (norm of a report)."""
-        e = np.asarray(eps, dtype=float)
-        if np.any(~np.isfinite(e) | (e <= 0)):
-            raise ValueError(f"eps must be finite and > 0 for the Duchi randomizer, got {eps!r}")
-        if d < 1:
-            raise ValueError(f"d must be >= 1, got {d!r}")
+        e = as_real_array(eps, "eps")
+        bad = ~np.isfinite(e) | (e <= 0) | (e > EPS_LOCAL_MAX)
+        if np.any(bad):
+            first = float(e.flat[int(np.flatnonzero(bad)[0])])
+            raise ValueError(f"eps must be finite and in (0, {EPS_LOCAL_MAX:g}] for the Duchi "
+                             f"randomizer, got {first!r}")
+        d = check_int(d, "d", low=1)
         geo = math.exp(0.5 * math.log(math.pi) + math.lgamma((d + 1) / 2) - math.lgamma(d / 2))
         out = self.clip / np.tanh(e / 2.0) * geo  # (e^eps+1)/(e^eps-1) = coth(eps/2)
         return float(out) if out.ndim == 0 else out
@@ -185,6 +224,8 @@ class DuchiRandomizer:
 
         ``delta`` is ignored (pure LDP) and accepted for a common call signature.
         """
+        _check_rows(g, "g")
+        generator = _check_generator(generator)
         n, d = g.shape
         e = _as_rows(eps, n, "eps")
         big_b = torch.as_tensor(np.atleast_1d(self.radius(eps=e, d=d)), dtype=g.dtype)
@@ -213,8 +254,11 @@ RANDOMIZERS: dict[str, type] = {"gaussian": GaussianRandomizer, "duchi": DuchiRa
 
 def make_randomizer(name: str, *, clip: float) -> GaussianRandomizer | DuchiRandomizer:
     """The randomizer registered as ``name`` with clipping norm ``clip``."""
+    check_str(name, "name")
     try:
         cls = RANDOMIZERS[name]
     except KeyError:
-        raise ValueError(f"randomizer must be one of {sorted(RANDOMIZERS)}, got {name!r}") from None
+        raise ValueError(
+            f"randomizer must be one of {sorted(RANDOMIZERS)}, got {short_repr(name)}"
+        ) from None
     return cls(clip=clip)
