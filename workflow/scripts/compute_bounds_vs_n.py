@@ -23,10 +23,11 @@ def evaluation_rows(evals, **keys):
         row = dict(keys)
         row.update(method=e.method, kind=e.kind)
         if e.result is None:
-            row.update(eps=None, seconds=None, status="not_applicable", reason=e.reason)
+            row.update(eps=None, seconds=None, status="not_applicable", reason=e.reason,
+                       vacuous=None)
         else:
             r = e.result
-            row.update(eps=r.eps, seconds=r.seconds, status="ok", reason="")
+            row.update(eps=r.eps, seconds=r.seconds, status="ok", reason="", vacuous=r.vacuous)
             for key in ("expected_clones", "clt_ok", "reduced_to_identical"):
                 if key in r.diagnostics:
                     row[key] = r.diagnostics[key]

@@ -45,9 +45,12 @@ def rows_for(profile_name, spec, *, n, delta0, delta, methods, seed):
         row = {"profile": profile_name, "n": int(n), "delta0": float(delta0),
                "delta": float(delta), "method": e.method, "kind": e.kind, "seed": int(seed)}
         if e.result is None:
-            row.update(eps=None, seconds=None, status="not_applicable", reason=e.reason)
+            row.update(eps=None, seconds=None, status="not_applicable", reason=e.reason,
+                       vacuous=None)
         else:
-            row.update(eps=e.result.eps, seconds=e.result.seconds, status="ok", reason="")
+            row.update(eps=e.result.eps, seconds=e.result.seconds, status="ok", reason="",
+                       vacuous=e.result.vacuous)
+        row["below_lower"] = e.below_lower
         rows.append(row)
     return rows
 
