@@ -31,7 +31,7 @@ from typing import Any
 
 from shuffledp.bounds import BoundResult, get_bound, list_bounds
 from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.params import BudgetProfile, check_target_delta, check_target_eps
+from shuffledp.params import BudgetProfile, check_one_target
 from shuffledp.randomizers import get_randomizer
 
 __all__ = [
@@ -169,12 +169,7 @@ def compare_bounds(
     """
     if not isinstance(profile, BudgetProfile):
         raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
-    if (delta is None) == (eps is None):
-        raise ValueError("give exactly one of delta (to get eps) or eps (to get delta)")
-    if delta is not None:
-        delta = check_target_delta(delta)
-    else:
-        eps = check_target_eps(eps)
+    delta, eps = check_one_target(delta, eps)
     if isinstance(methods, str):
         raise TypeError(
             f"methods must be a list of bound names, got the string {short_repr(methods)} "

@@ -60,6 +60,7 @@ __all__ = [
     "BUDGET_COLUMNS",
     "check_target_delta",
     "check_target_eps",
+    "check_one_target",
     "BudgetProfile",
     "PrivacyTarget",
     "profile_from_spec",
@@ -312,6 +313,20 @@ def check_target_delta(delta: object, name: str = "delta") -> float:
     TypeError: delta must be a real number, got str '1e-6'
     """
     return check_real(delta, name, low=DELTA_MIN, high=DELTA_MAX)
+
+
+def check_one_target(delta: object, eps: object) -> tuple[float | None, float | None]:
+    """``(delta, eps)`` checked, exactly one of them given: a target delta (the question is
+    eps) or a target eps (the question is delta).
+
+    >>> check_one_target(1e-6, None)
+    (1e-06, None)
+    """
+    if (delta is None) == (eps is None):
+        raise ValueError("give exactly one of delta (to get eps) or eps (to get delta)")
+    if delta is not None:
+        return check_target_delta(delta), None
+    return None, check_target_eps(eps)
 
 
 def check_target_eps(eps: object, name: str = "eps") -> float:

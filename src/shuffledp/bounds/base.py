@@ -42,7 +42,12 @@ from scipy import special
 
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import delta_from_eps, eps_from_delta
-from shuffledp.params import BudgetProfile, check_target_delta, check_target_eps
+from shuffledp.params import (
+    BudgetProfile,
+    check_one_target,
+    check_target_delta,
+    check_target_eps,
+)
 from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
 
 __all__ = [
@@ -395,12 +400,7 @@ class Bound:
         **options: Any,
     ) -> BoundResult:
         """Evaluate at a target ``delta`` (gives eps) or ``eps`` (gives delta)."""
-        if (delta is None) == (eps is None):
-            raise ValueError("give exactly one of delta (to get eps) or eps (to get delta)")
-        if delta is not None:
-            delta = check_target_delta(delta)
-        else:
-            eps = check_target_eps(eps)
+        delta, eps = check_one_target(delta, eps)
         start = time.perf_counter()
         prof, opts = self.prepare(profile, **options)
         if delta is not None:
