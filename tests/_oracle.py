@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 
 from mpmath import mp, mpf
@@ -125,9 +125,14 @@ def rr_count_law(eps_list: Sequence[float], bits: Sequence[int]) -> list[mpf]:
 
 # --------------------------------------------------------------------------- one pair
 class _Pair:
-    """One ordered pair (P, Q) prepared for fast exact evaluation of H_{e^eps}(P || Q)."""
+    """One ordered pair (P, Q) prepared for fast exact evaluation of H_{e^eps}(P || Q).
 
-    __slots__ = ("ratios", "neg_ratios", "a", "b", "max_ratio")
+    With the ratios r_0 >= r_1 >= ... of P/Q and prefix sums A_j, B_j (j outcomes), for E
+    between r_j and r_{j-1} the divergence is ``H(E) = A_j - E B_j``; ``g[j] = H(r_{j-1})``
+    (non-decreasing in j, g[1] = 0) locates the piece on which H crosses a target.
+    """
+
+    __slots__ = ("ratios", "neg_ratios", "a", "b", "g", "max_ratio")
 
     def __init__(self, p: Sequence[mpf], q: Sequence[mpf]) -> None:
         terms = []
@@ -145,6 +150,8 @@ class _Pair:
             a.append(a[-1] + pk)
             b.append(b[-1] + qk)
         self.a, self.b = a, b
+        # g[0] is unused (-1 keeps the list sorted); g[j] = A_j - r_{j-1} B_j for j >= 1
+        self.g = [mpf(-1)] + [a[j] - self.ratios[j - 1] * b[j] for j in range(1, len(a))]
         self.max_ratio = self.ratios[0] if self.ratios else mpf(0)
 
     def delta(self, big_e: mpf) -> mpf:
@@ -154,23 +161,15 @@ class _Pair:
         return self.a[j] - big_e * self.b[j]
 
     def eps_ratio(self, d: mpf) -> mpf:
-        """e^{eps_p} for this pair's own inverse eps_p(d) (1 when H(0) <= d)."""
-        if self.delta(mpf(1)) <= d:
-            return mpf(1)
+        """e^{eps_p} for this pair's own inverse eps_p(d) = min {eps >= 0: H <= d}."""
         m = len(self.ratios)
-        # H is continuous, non-increasing, and equals A_j - E B_j for E between ratios[j]
-        # and ratios[j-1]; find the piece where it crosses d.
-        for j in range(1, m + 1):
-            upper = self.ratios[j - 1]
-            lower = self.ratios[j] if j < m else mpf(0)
-            if lower >= upper:
-                continue
-            h_upper = self.a[j] - upper * self.b[j]
-            h_lower = self.a[j] - lower * self.b[j]
-            if h_upper <= d < h_lower:
-                x = (self.a[j] - d) / self.b[j]
-                return min(max(x, lower), upper)
-        raise OracleError("no crossing found")
+        j = bisect_right(self.g, d) - 1  # largest j with H(r_{j-1}) <= d (j >= 1 as d >= 0)
+        if j < 1:
+            raise OracleError("negative target")
+        upper = self.ratios[j - 1]
+        lower = self.ratios[j] if j < m else mpf(0)
+        x = (self.a[j] - d) / self.b[j]  # solves A_j - E B_j = d on this piece
+        return max(min(max(x, lower), upper), mpf(1))
 
 
 class _Curve:

@@ -72,6 +72,9 @@ from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_rand
 __all__ = ["RANDOMIZERS", "blanket_parameters", "hoeffding_delta", "bennett_delta",
            "blanket_coverage", "HOEFFDING", "BENNETT"]
 
+#: Targets eps at or below this get delta = 1 (valid: no guarantee claimed).  The closed forms
+#: divide by (e^eps - 1)^2, which underflows for eps below ~1e-154.
+_EPS_TINY = 1e-100
 #: Smallest positive float: a delta that underflows is reported as this, never as 0.
 _TINY = math.ulp(0.0)
 
@@ -125,9 +128,11 @@ def hoeffding_delta(
     eps0, n = profile.eps_max, profile.n
     if eps >= eps0:
         return 0.0
-    if eps <= 0.0:
+    if eps <= _EPS_TINY:  # nothing is certified this close to 0 (and e^eps - 1 underflows)
         return 1.0
     gamma, a, width, _, _ = blanket_parameters(eps0=eps0, eps=eps, blanket=blanket, k=k)
+    if not (width > 0.0 and 0.0 < gamma < 1.0 and a > 0.0):  # degenerate in floating point
+        return 1.0  # (eps0 within ~1e-16 of 0): no claim, valid
     r = 2.0 * a * a / (width * width)
     log_d = (
         2.0 * math.log(width) - math.log(4.0 * a * gamma * n)
@@ -143,9 +148,11 @@ def bennett_delta(
     eps0, n = profile.eps_max, profile.n
     if eps >= eps0:
         return 0.0
-    if eps <= 0.0:
+    if eps <= _EPS_TINY:  # nothing is certified this close to 0 (and e^eps - 1 underflows)
         return 1.0
     gamma, a, _, top, second = blanket_parameters(eps0=eps0, eps=eps, blanket=blanket, k=k)
+    if not (second > 0.0 and 0.0 < gamma <= 1.0 and a > 0.0):  # degenerate in floating point
+        return 1.0
     if top <= 0.0:  # L <= 0 almost surely: the divergence is 0
         return 0.0
     alpha = second / (top * top)

@@ -144,6 +144,8 @@ _SF_RTOL = 1e-10
 _PMF_RTOL = 1e-10
 #: Absolute floor of each H_c's error bound (survival functions that underflow).
 _SF_ATOL = 1e-300
+#: Smallest complement 1 - r_j used (see :func:`_mass_complement`).
+_MIN_COMPLEMENT = 1e-200
 #: Mass of the far left tail of the clone count charged at divergence 1 (Hoeffding bound);
 #: far below the smallest accepted target delta (1e-30).
 _FAR_TAIL = 1e-50
@@ -181,10 +183,15 @@ def _mass(eps: NDArray[np.float64], delta: NDArray[np.float64], clone: str) -> N
 def _mass_complement(eps: NDArray[np.float64], delta: NDArray[np.float64],
                      clone: str) -> NDArray:
     """1 - r_j computed without cancellation (r_j is close to 1 for eps_j close to 0):
-    stronger tanh(eps/2) + 2 delta expit(-eps); standard -expm1(-eps) + delta e^-eps."""
+    stronger tanh(eps/2) + 2 delta expit(-eps); standard -expm1(-eps) + delta e^-eps; at
+    least 1e-200 (eps_j below ~1e-200 is treated as a clone probability 1 - 1e-200)."""
     if clone == "stronger":
-        return np.tanh(eps / 2.0) + 2.0 * delta * special.expit(-eps)
-    return -np.expm1(-eps) + delta * np.exp(-eps)
+        out = np.tanh(eps / 2.0) + 2.0 * delta * special.expit(-eps)
+    else:
+        out = -np.expm1(-eps) + delta * np.exp(-eps)
+    # floor: a clone probability lowered by at most 1e-200 (fewer clones, conservative); keeps
+    # scipy's binomial functions out of the subnormal range (they overflow at p ~ 1e-308)
+    return np.maximum(out, _MIN_COMPLEMENT)
 
 
 def clone_probabilities(profile: BudgetProfile, *, clone: str = "stronger") -> NDArray:
@@ -345,7 +352,10 @@ def _build_count(
                                          complements=complements)
     count.pmf.setflags(write=False)
     size = int(counts[values > 0].sum())
-    mean = float(np.dot(values, counts))
+    if complements is None:
+        mean = float(np.dot(values, counts))
+    else:  # the mean of the probabilities actually used (1 - complement), never above
+        mean = float(np.dot(np.minimum(values, 1.0 - np.asarray(complements)), counts))
     k_min, left_cdf, far = _left_tail(count, size, mean)
     left_cdf.setflags(write=False)
     return CloneCount(count, float(eps_v), float(delta_v), mean, int(values.size), size, mean,
