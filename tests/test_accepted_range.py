@@ -333,3 +333,21 @@ def test_cli_randomizer_option_and_personalized_coverage(tmp_path):
     r = _cli("bound", "--budgets", str(f), "--delta", "1e-6", "--method", "clones",
              "--randomizer", "krr:3")
     assert r.returncode == 0 and "NOT a guarantee for krr:3" in r.stdout
+
+
+@pytest.mark.parametrize("eps", [[2.2250738585072014e-308] * 3, [0.0, 2.225073858507e-311],
+                                 [36.7, 2.225073858507e-311], [7.26e-85, 7.26e-85],
+                                 [1e-9, 1e-9], [0.0, 0.0, 50.0], [5e-324, 5e-324]])
+def test_tiny_and_subnormal_budgets(eps):
+    # regression: scipy's binomial functions overflowed for complements ~1e-308 (clones,
+    # fmt21/23 numerical), the blanket formulas divided by an underflowed (e^eps - 1)^2
+    prof = BudgetProfile.from_arrays(eps)
+    for name in list_bounds():
+        for opts in _variants(name):
+            for target in ({"eps": 0.0}, {"eps": 2.2e-322}, {"eps": 1e-5}, {"delta": 1e-30},
+                           {"delta": 0.5}):
+                try:
+                    r = get_bound(name).evaluate(profile=prof, **target, **opts)
+                except ParameterRegimeError:
+                    continue
+                assert 0.0 <= r.delta <= 1.0 and math.isfinite(r.eps)

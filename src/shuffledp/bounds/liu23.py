@@ -122,7 +122,10 @@ def liu23_delta(*, profile: BudgetProfile, eps: float) -> float:
     if eps >= eps_v:
         return 0.0
     s = echo_sum(profile)
-    a = math.expm1(eps) / math.tanh(eps_v / 2.0) - 8.0 / s
+    th = math.tanh(eps_v / 2.0)
+    if th <= 0.0 or s <= 0.0:  # eps_v underflows (subnormal budgets): no claim
+        return 1.0
+    a = math.expm1(eps) / th - 8.0 / s
     if a <= 0.0:
         return 1.0
     d = 4.0 * math.exp(-s * a * a / 64.0)
