@@ -4,7 +4,7 @@ For n <= 8 users we enumerate every dataset x in {0,1}^n, every report vector y 
 (probability prod_i of q_i or 1 - q_i, q_i = e^{eps_i}/(1+e^{eps_i})), and group the report
 vectors by the multiset the analyst sees (the number of ones).  The true delta(eps) is the
 maximum of the hockey-stick divergence over every pair of neighbouring datasets (x, x' differ
-in one user).  This enumeration shares no code with the library (DESIGN.md Section 3, last
+in one user).  This enumeration shares no code with the library (docs/theory.md, section 9; last
 bullet): `rr_exact` must equal it and `clones` must dominate it.
 """
 

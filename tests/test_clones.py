@@ -25,7 +25,7 @@ BOUND = get_bound("clones")
 
 
 def _direct_pair(c: int, eps_v: float) -> tuple[np.ndarray, np.ndarray]:
-    """P_c, Q_c on a = 0..c+1 straight from the definition (DESIGN.md Section 3)."""
+    """P_c, Q_c on a = 0..c+1 straight from the definition (docs/theory.md, section 3.4)."""
     q = math.exp(eps_v) / (1.0 + math.exp(eps_v))
     a = np.arange(c + 2)
     b_prev = stats.binom.pmf(a - 1, c, 0.5)
@@ -222,7 +222,7 @@ def test_clone_pair_reproduces_delta_and_is_symmetric():
 
 @pytest.mark.slow
 def test_one_million_distinct_budgets_is_ordered():
-    # DESIGN.md Section 3 scale (n = 10^6 distinct budgets). Speed is measured by
+    # the cost target scale (n = 10^6 distinct budgets). Speed is measured by
     # benchmarks/bench_bounds.py, not asserted here: this checks the values at that scale.
     rng = np.random.default_rng(0)
     prof = BudgetProfile.uniform(n=1_000_000, low=0.5, high=2.0, rng=rng)

@@ -9,7 +9,7 @@ from shuffledp.compare import compare_bounds
 
 
 def test_paper_formula_flagged_below_exact_lower_bound():
-    # DESIGN.md section 2: n = 1000, eps0 = 4, delta = 1e-6: formula 1.45, exact RR >= 1.69.
+    # README table: n = 1000, eps0 = 4, delta = 1e-6: formula 1.45, exact RR >= 1.69.
     rows = {
         r.method: r
         for r in compare_bounds(

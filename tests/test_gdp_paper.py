@@ -18,7 +18,7 @@ GDP = get_bound("gdp")
 # (a) reference values -------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("n", "eps0", "expected"),
-    # DESIGN.md section 2 (identical eps0, delta = 1e-6): 1.45 and 3.65 from the formula.
+    # README table (identical eps0, delta = 1e-6): 1.45 and 3.65 from the formula.
     [(1000, 4.0, 1.45), (10_000, 8.0, 3.65)],
 )
 def test_design_reference_values(n, eps0, expected):

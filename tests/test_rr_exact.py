@@ -20,14 +20,14 @@ BOUND = get_bound("rr_exact")
 
 # ----------------------------------------------------------------------------- (a) references
 def test_design_reference_n1000_eps4():
-    # DESIGN.md Section 2: identical eps0 = 4, n = 1000, delta = 1e-6: exact shuffled RR
+    # README table: identical eps0 = 4, n = 1000, delta = 1e-6: exact shuffled RR
     # already has eps >= 1.69 (the paper's formula gives 1.45).
     eps = BOUND.eps(profile=BudgetProfile.identical(n=1000, eps0=4.0), delta=1e-6)
     assert eps >= 1.69
 
 
 def test_design_reference_n1e4_eps8():
-    # DESIGN.md Section 2: n = 1e4, eps0 = 8: shuffled randomized response is ~8.0
+    # the project brief (README table): n = 1e4, eps0 = 8: shuffled randomized response is ~8.0
     eps = BOUND.eps(profile=BudgetProfile.identical(n=10_000, eps0=8.0), delta=1e-6)
     assert 7.99 <= eps <= 8.0
 

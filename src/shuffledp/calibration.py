@@ -7,8 +7,8 @@ the bound certifies the shuffled protocol with local budgets ``s * eps_i`` (delt
     s* = max { s in (0, s_max] : bound.eps(profile.scaled(s), delta) <= eps }.
 
 :func:`calibrate_eps0` is the identical-users case (shape eps_i = 1, so eps0 = s).  This is the
-utility experiment of DESIGN.md section 6: a tighter valid bound allows a larger ``s`` and so
-less noise.
+utility experiment of the project (README, "Mechanisms, estimation and SGD"): a tighter
+valid bound allows a larger ``s`` and so less noise.
 
 The search (the shared inversion :func:`shuffledp.numerics.invert_monotone`, bisection on
 log s).  ``f(s) = bound.eps(profile.scaled(s), delta)`` is non-decreasing in s for every bound

@@ -1,6 +1,6 @@
 """The shuffler and the shuffled protocol: randomize, permute, estimate; error summaries.
 
-The analyst's view (DESIGN.md section 6): the shuffler applies a uniformly random permutation
+The analyst's view (docs/theory.md, section 1): the shuffler applies a uniformly random permutation
 to the reports, so the analyst holds the multiset of reports and the budget profile, not which
 report carries which budget.  The estimators live on the mechanisms
 (:meth:`shuffledp.mechanisms.MeanMechanism.estimate`,

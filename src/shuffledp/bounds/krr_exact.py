@@ -7,8 +7,8 @@ After shuffling, the analyst's view is equivalent to the histogram of the n repo
 fixed neighbouring pair (the victim holds value 0 or 1; the others' values fixed) the two
 histogram laws are exact, so their hockey-stick divergence is the exact delta(eps) of that
 pair: a lower bound on the worst case of every (eps0)-LDP randomizer, since k-RR is one.
-DESIGN.md section 4 ("the same holds for k-ary randomized response through the counts
-histogram (small k, small n)").
+docs/theory.md, section 9 (the same construction for k-ary randomized response through the
+histogram of the reports, small k and small n).
 
 Code names: ``k`` = k, ``eps0`` = eps0, ``p``, ``q`` as above; the histogram is stored on its
 first k-1 coordinates (the last count is n minus their sum).
@@ -227,7 +227,7 @@ BOUND = register_bound(
             name="krr_exact",
             kind="lower",
             title="Shuffled k-ary randomized response, exact histogram law (lower bound)",
-            citation="k-RR (Kairouz, Oh, Viswanath 2014); exact histogram laws; DESIGN.md s. 4",
+            citation="k-RR (Kairouz, Oh, Viswanath 2014); exact histogram laws; docs/theory.md 9",
             personalized=False,
             approx_ldp=True,
             randomizers=("krr:3",),

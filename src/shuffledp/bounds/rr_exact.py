@@ -13,7 +13,7 @@ a Poisson-binomial with probabilities ``1 - q_j`` (x_j = 0) or ``q_j`` (x_j = 1)
 that pair (the hockey-stick characterisation of (eps, delta)-DP, e.g. Balle, Barthe,
 Gaboardi, NeurIPS 2018, Section 2).  Any pair gives a valid **lower bound** on the worst
 case, for binary randomized response and hence for the class of all eps_i-LDP randomizers
-(DESIGN.md Section 4; this is the comparison used to show that a claimed upper bound is too
+(docs/theory.md, section 9; this is the comparison used to show that a claimed upper bound is too
 small).
 
 Code names: ``q_v`` = q_v, ``s`` = pmf of S, ``E`` = e^eps, ``k`` = number of others' ones.
@@ -401,7 +401,7 @@ BOUND = register_bound(
             name="rr_exact",
             kind="lower",
             title="Shuffled binary randomized response, exact curve (lower bound)",
-            citation="Exact Poisson-binomial count laws (Warner 1965 RR); DESIGN.md Section 4",
+            citation="Exact Poisson-binomial count laws (Warner 1965 RR); docs/theory.md s. 9",
             personalized=True,
             approx_ldp=True,
             randomizers=("binary_rr",),

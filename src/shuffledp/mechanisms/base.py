@@ -5,7 +5,7 @@ Every mechanism is a frozen dataclass holding the per-user budgets ``eps`` (epsi
 entry per user i = 0..n-1) and, for approximate-LDP mechanisms, ``delta`` (delta_i).  User i's
 input is row ``x[i]``; :meth:`randomize` draws every random number from the ``rng`` passed in.
 
-The estimator side and the shuffle model (DESIGN.md section 6).  After shuffling, the analyst
+The estimator side and the shuffle model (docs/theory.md, section 1).  After shuffling, the analyst
 sees the multiset of reports and the *multiset* of budgets (the profile), but not which report
 carries which budget.  The estimators here use only those two objects.  They are unbiased when
 the budgets are independent of the values: formally, when the assignment of the profile's

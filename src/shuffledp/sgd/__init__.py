@@ -1,4 +1,6 @@
-"""Shuffled personalized-LDP SGD (DESIGN.md sections 6 and 7.6); needs the ``sgd`` extra.
+"""Shuffled personalized-LDP SGD (README, "Mechanisms, estimation and SGD").
+
+Needs the ``sgd`` extra.
 
 * :mod:`~shuffledp.sgd.data`: scikit-learn's embedded digits; user-supplied MNIST files.
 * :mod:`~shuffledp.sgd.models`: logistic regression, a small MLP, per-example gradients.

@@ -1,6 +1,7 @@
 """Shuffled PLDP-SGD: per-example clipped gradients, local randomizers, server averaging.
 
-Protocol (DESIGN.md section 6).  For ``t = 1..T`` (``rounds``): every user i (one training
+Protocol (README, "Mechanisms, estimation and SGD").
+For ``t = 1..T`` (``rounds``): every user i (one training
 record; all n users take part in every round, no subsampling) computes the gradient
 ``g_i = grad loss(theta_t; x_i, y_i)``, clips it, ``g_i <- g_i min(1, C/||g_i||)``, and
 reports ``R_i(g_i)``, an ``(eps_i, delta_i)``-LDP randomization
