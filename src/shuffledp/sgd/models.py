@@ -118,6 +118,17 @@ def check_tensor(
     return t
 
 
+def check_batch(model: object, x: object, y: object) -> None:
+    """A model, float features ``x`` (n, d) and integer labels ``y`` (n,), n > 0."""
+    check_module(model)
+    check_tensor(x, "x", ndim=2, floating=True)
+    check_tensor(y, "y", ndim=1, floating=False)
+    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(
+            f"x and y must have the same, non-zero length, got {x.shape[0]} and {y.shape[0]}"
+        )
+
+
 def n_params(model: nn.Module) -> int:
     """Number of trainable scalars (the dimension d of the clipped gradients)."""
     check_module(model)
@@ -176,12 +187,6 @@ def per_example_grads(
 
 def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     """Fraction of correctly classified examples."""
-    check_module(model)
-    check_tensor(x, "x", ndim=2, floating=True)
-    check_tensor(y, "y", ndim=1, floating=False)
-    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
-        raise ValueError(
-            f"x and y must have the same, non-zero length, got {x.shape[0]} and {y.shape[0]}"
-        )
+    check_batch(model, x, y)
     with torch.no_grad():
         return float((model(x).argmax(dim=1) == y).float().mean())

@@ -70,6 +70,7 @@ from shuffledp.params import (
     check_str,
     describe,
 )
+from shuffledp.sgd.models import check_tensor
 
 __all__ = [
     "clip_rows",
@@ -96,12 +97,7 @@ def _check_clip(clip: object) -> float:
 
 
 def _check_rows(g: object, name: str) -> torch.Tensor:
-    if not isinstance(g, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {describe(g)}")
-    if g.ndim != 2 or not g.is_floating_point():
-        raise ValueError(f"{name} must be a 2-D floating-point tensor (one row per user), got "
-                         f"shape {tuple(g.shape)} and dtype {g.dtype}")
-    return g
+    return check_tensor(g, name, ndim=2, floating=True)  # one row per user
 
 
 def _check_generator(generator: object) -> torch.Generator:

@@ -50,10 +50,9 @@ from shuffledp.sgd.data import Dataset
 from shuffledp.sgd.models import (
     accuracy,
     build_model,
+    check_batch,
     check_generator,
     check_model_kind,
-    check_module,
-    check_tensor,
     flat_params,
     n_params,
     per_example_grads,
@@ -120,13 +119,7 @@ def private_mean_gradient(
     ``x``: float (n, d) features, ``y``: integer labels (n,); with a ``randomizer``, ``eps``
     and ``delta`` are arrays of one budget per user.
     """
-    check_module(model)
-    check_tensor(x, "x", ndim=2, floating=True)
-    check_tensor(y, "y", ndim=1, floating=False)
-    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
-        raise ValueError(
-            f"x and y must have the same, non-zero length, got {x.shape[0]} and {y.shape[0]}"
-        )
+    check_batch(model, x, y)
     check_real(clip, "clip", low=0.0, low_open=True)
     _check_randomizer(randomizer)
     check_generator(generator)
