@@ -1,5 +1,6 @@
 # shuffledp: reproduce every figure and table with `snakemake --cores all`.
 # Quick default: config/config.yaml; full grids: --configfile config/paper.yaml.
+# Every output, log and benchmark of a configuration goes under results/<run>/ (config key run).
 from snakemake.utils import min_version
 
 min_version("8.0")

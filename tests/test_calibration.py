@@ -13,29 +13,35 @@ from shuffledp import BudgetProfile, ParameterRegimeError
 from shuffledp.bounds import Bound, BoundInfo, register_bound, unregister_bound
 from shuffledp.calibration import (
     Calibration,
+    ScaleCheck,
     calibrate_eps0,
     calibrate_scale,
+    delta_score,
+    eps_score,
     local_only_scale,
+    search_scale,
 )
 
 RTOL = 1e-3
 SHAPE = BudgetProfile.uniform(n=2000, low=0.5, high=2.0, rng=np.random.default_rng(0))
 
 
-def _toy(name, eps_fn, kind="upper"):
+def _toy(name, fn, kind="upper", *, by="eps"):
+    """A registered toy bound whose ``eps_fn`` (``by="eps"``) or ``delta_fn`` is ``fn``."""
     info = BoundInfo(
         name=name, kind=kind, title=name, citation="test", personalized=True, approx_ldp=True
     )
-    return register_bound(Bound(info=info, eps_fn=eps_fn), replace=True)
+    return register_bound(Bound(info=info, **{f"{by}_fn": fn}), replace=True)
 
 
 @pytest.fixture
 def toy_bounds():
+    """``make(name, fn, kind, by="eps" | "delta")`` registers a toy bound, removed after."""
     names = []
 
-    def make(name, eps_fn, kind="upper"):
+    def make(name, fn, kind="upper", by="eps"):
         names.append(name)
-        return _toy(name, eps_fn, kind)
+        return _toy(name, fn, kind, by=by)
 
     yield make
     for n in names:
@@ -165,3 +171,137 @@ def test_calibration_contract(method):
         assert f(c.scale) <= target  # never more local budget than the bound certifies
         if not c.capped:
             assert f(c.scale * (1 + 2 * RTOL)) > target  # maximal within the tolerance
+
+
+# (e) the shared search: certificate, one evaluation per scale, guide ---------------------
+def test_one_delta_evaluation_per_scale_and_one_inversion_at_the_end(toy_bounds):
+    # delta(eps) = exp(-200 e^{-m} - eps), m = max eps_i: certified iff
+    # 200 e^{-m} + eps >= log(1/delta), i.e. m <= log(200 / (log(1/delta) - eps))
+    calls = []
+
+    def delta_fn(*, profile, eps):
+        calls.append((profile.eps_max, eps))
+        return math.exp(-200.0 * math.exp(-profile.eps_max) - eps)
+
+    toy_bounds("toy_delta", delta_fn, by="delta")
+    target, delta = 1.0, 1e-6
+    c = calibrate_scale(method="toy_delta", profile=SHAPE, eps=target, delta=delta)
+    exact = math.log(200.0 / (math.log(1.0 / delta) - target)) / SHAPE.eps_max
+    assert c.scale <= exact and c.scale == pytest.approx(exact, rel=RTOL)
+    assert c.bound_delta <= delta and c.bound_eps <= target
+    final = [(m, e) for m, e in calls if m == pytest.approx(c.eps0)]
+    steps = [(m, e) for m, e in calls if m != pytest.approx(c.eps0)]
+    # every other scale: one evaluation, at the target eps (no eps(delta) inversion)
+    assert all(e == target for _, e in steps) and len({m for m, _ in steps}) == len(steps)
+    assert len(steps) + 1 == c.evaluations  # plus the returned scale
+    assert (c.eps0, target) in [(pytest.approx(m), e) for m, e in final]
+    assert c.evaluations <= 12
+
+
+def test_validity_region_note(toy_bounds):
+    def delta_fn(*, profile, eps):
+        if profile.eps_max > 3.0:
+            raise ParameterRegimeError("toy_region holds for max eps_i <= 3 only")
+        return 1e-9
+
+    toy_bounds("toy_region", delta_fn, by="delta")
+    c = calibrate_scale(method="toy_region", profile=SHAPE, eps=1.0, delta=1e-6)
+    assert c.eps0 <= 3.0 and c.eps0 == pytest.approx(3.0, rel=RTOL)
+    assert "limited by the bound's validity region" in c.note and "<= 3 only" in c.note
+
+
+def test_search_scale_brackets_caps_and_fails():
+    def check(s, crossing=2.0):
+        return ScaleCheck(s <= crossing, math.log(crossing / s), s)
+
+    res = search_scale(check, start=0.01, s_min=1e-4, s_max=1e3, rtol=1e-4)
+    assert res.lo <= 2.0 < res.hi and res.hi - res.lo <= 1e-4 * res.hi and res.converged
+    capped = search_scale(check, start=0.5, s_min=1e-4, s_max=1.5, rtol=1e-3)
+    assert capped.capped and capped.lo == 1.5 and capped.hi is None
+    failed = search_scale(lambda s: check(s, 1e-6), start=0.5, s_min=1e-3, s_max=10.0, rtol=1e-3)
+    assert failed.failed and failed.lo is None and failed.hi == 1e-3
+    # seeds that bracket the crossing within the tolerance end the search at once
+    seeded = search_scale(check, start=0.5, s_min=1e-3, s_max=10.0, rtol=1e-3,
+                          seeds=[1.9995, 2.0005])
+    assert seeded.evaluations == 2 and (seeded.lo, seeded.hi) == (1.9995, 2.0005)
+    with pytest.raises(ValueError, match="need 0 < s_min <= s_max"):
+        search_scale(check, start=1.0, s_min=2.0, s_max=1.0, rtol=1e-3)
+    with pytest.raises(ValueError, match="rtol must be in"):
+        search_scale(check, start=1.0, s_min=0.1, s_max=1.0, rtol=0.0)
+
+
+def test_scores():
+    assert delta_score(0.0, 1e-6) == math.inf and delta_score(1.0, 1e-6) == -math.inf
+    assert delta_score(1e-6, 1e-6) == 0.0 and delta_score(math.nan, 1e-6) == -math.inf
+    assert eps_score(0.0, 1.0) == math.inf and eps_score(math.inf, 1.0) == -math.inf
+
+
+def test_quantized_shape_rounds_up_within_rho():
+    from shuffledp.calibration import _quantized_up
+
+    eps = np.concatenate([SHAPE.eps, [0.0, 1e-9]])
+    rho = 5e-4
+    values, counts = _quantized_up(eps, rho)
+    assert counts.sum() == eps.size and np.all(np.diff(values) > 0)
+    assert values[-1] == eps.max()
+    # each budget's grid point: the smallest value >= it, at most (1 + rho) above it
+    idx = np.searchsorted(values, eps, side="left")
+    q = values[idx]
+    assert np.all(q >= eps)
+    big = eps >= eps.max() * 1e-6
+    assert np.all(q[big] <= eps[big] * (1 + rho) * (1 + 1e-12))
+
+
+GUIDE_SHAPE = BudgetProfile.uniform(n=30_000, low=0.5, high=2.0, rng=np.random.default_rng(5))
+
+
+@pytest.mark.parametrize(("clone", "scales"), [("stronger", (6.0, 7.0, 8.0)),
+                                               ("standard", (5.0, 6.0, 7.0))])
+def test_clones_guide_is_sandwiched_by_the_bound(clone, scales):
+    # the guide rounds budgets up by at most rho: bound(s) <= guide(s) <= bound(s (1 + rho))
+    # (docs/theory.md, section 4); checks that the guide follows the registered bound
+    from shuffledp.calibration import _clones_guide
+
+    bound = shuffledp.get_bound("clones")
+    g = _clones_guide(GUIDE_SHAPE, {"clone": clone}, 1.0, 1e-6, RTOL)
+    assert g is not None and 0 < g.rho <= 0.75 * RTOL
+    for s in scales:  # delta from about 1e-18 to 1e-4, above the bound's 1e-50 floor
+        guide = g(s).value
+        below = bound.delta(profile=GUIDE_SHAPE.scaled(s), eps=1.0, clone=clone)
+        above = bound.delta(profile=GUIDE_SHAPE.scaled(s * (1 + g.rho)), eps=1.0, clone=clone)
+        assert below * (1 - 1e-6) <= guide <= above * (1 + 1e-6)
+
+
+def test_guided_search_matches_the_direct_one():
+    kw = {"method": "clones", "profile": GUIDE_SHAPE, "eps": 1.0, "delta": 1e-6}
+    guided = calibrate_scale(**kw, guide=True)
+    direct = calibrate_scale(**kw, guide=False)
+    assert guided.diagnostics["guide_evaluations"] > 0 and "guide_evaluations" not in (
+        direct.diagnostics)
+    assert guided.scale == pytest.approx(direct.scale, rel=RTOL)
+    assert guided.evaluations < direct.evaluations
+    bound = shuffledp.get_bound("clones")
+    for c in (guided, direct):
+        assert bound.delta(profile=c.profile, eps=1.0) <= 1e-6  # certified
+        assert bound.delta(profile=GUIDE_SHAPE.scaled(c.scale * (1 + 2 * RTOL)), eps=1.0) > 1e-6
+    with pytest.raises(TypeError, match="guide must be a bool"):
+        calibrate_scale(**kw, guide="yes")
+
+
+def test_no_guide_for_mechanism_aware_or_mixed_delta():
+    from shuffledp.calibration import _clones_guide
+
+    assert _clones_guide(GUIDE_SHAPE, {"mechanism": "laplace"}, 1.0, 1e-6, RTOL) is None
+    mixed = BudgetProfile(eps=GUIDE_SHAPE.eps, delta=np.where(GUIDE_SHAPE.eps > 1, 1e-9, 0.0))
+    assert _clones_guide(mixed, {}, 1.0, 1e-6, RTOL) is None
+
+
+def test_record_is_shared_with_sgd():
+    from shuffledp.sgd import accounting
+
+    assert accounting.Calibration is Calibration
+    c = calibrate_eps0(method="gdp", n=5000, eps=1.0, delta=1e-6)
+    assert c.eps_achieved == c.bound_eps and c.rounds == 1
+    assert set(c.as_row()) == {"method", "kind", "rounds", "target_eps", "delta",
+                               "local_eps_scale", "eps_achieved", "local_eps_max",
+                               "local_eps_mean", "capped"}

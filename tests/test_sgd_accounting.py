@@ -133,7 +133,7 @@ def test_personalized_profile_gdp_works():
 # (c) bad input and regimes --------------------------------------------------------------
 def test_clones_outside_its_validity_region():
     gauss = BudgetProfile.identical(n=100, eps0=1.0, delta0=1e-8)
-    with pytest.raises(ParameterRegimeError, match="gaussian is not pure LDP"):
+    with pytest.raises(ParameterRegimeError, match="gaussian(_l2)? is not pure LDP"):
         rounds_epsilon(method="clones", profile=gauss, rounds=2, delta=DELTA, randomizer="gaussian")
     with pytest.raises(ParameterRegimeError, match=r"clones \(stronger\): duchi_l2"):
         rounds_epsilon(
@@ -197,3 +197,48 @@ def test_bad_calibration_input():
             delta=DELTA,
             randomizer="duchi",
         )
+
+
+# (d) the shared calibration search and record --------------------------------------------
+def test_calibration_is_the_shared_search_and_record(monkeypatch):
+    from shuffledp import calibration
+    from shuffledp.sgd import accounting
+
+    calls, inversions = [], []
+    real_delta, real_eps = accounting.rounds_delta, accounting.rounds_epsilon
+
+    def counting_delta(**kw):
+        calls.append((kw["profile"].eps_max, kw["eps"]))
+        return real_delta(**kw)
+
+    def counting_eps(**kw):
+        inversions.append(kw["profile"].eps_max)
+        return real_eps(**kw)
+
+    monkeypatch.setattr(accounting, "rounds_delta", counting_delta)
+    monkeypatch.setattr(accounting, "rounds_epsilon", counting_eps)
+    base = BudgetProfile.identical(n=1000, eps0=1.0)
+    cal = calibrate_scale(method="clones", base=base, rounds=5, eps=2.0, delta=DELTA,
+                          randomizer="duchi")
+    assert isinstance(cal, calibration.Calibration) and cal.rounds == 5
+    # one T-round delta per scale, at the target eps; one eps(delta) at the end
+    assert all(e == 2.0 for _, e in calls) and len({m for m, _ in calls}) == len(calls)
+    assert len(calls) == cal.evaluations and inversions == [pytest.approx(cal.scale)]
+    assert cal.bound_delta <= DELTA and cal.eps_achieved <= 2.0
+    above = real_delta(method="clones", profile=base.scaled(cal.scale * 1.002), rounds=5,
+                       eps=2.0, randomizer="duchi")
+    assert above > DELTA  # maximal within rtol
+    assert set(cal.as_row()) == {"method", "kind", "rounds", "target_eps", "delta",
+                                 "local_eps_scale", "eps_achieved", "local_eps_max",
+                                 "local_eps_mean", "capped"}
+    assert cal.as_row()["capped"] is False
+
+
+def test_calibration_cap():
+    base = BudgetProfile.identical(n=1000, eps0=1.0)
+    cal = calibrate_scale(method="gdp", base=base, rounds=1, eps=50.0, delta=DELTA,
+                          randomizer="duchi", eps_local_max=2.0)
+    assert cal.capped and cal.scale == 2.0 and cal.eps_achieved <= 50.0
+    with pytest.raises(ValueError, match="scale_min must be <= eps_local_max"):
+        calibrate_scale(method="gdp", base=base, rounds=1, eps=1.0, delta=DELTA,
+                        randomizer="duchi", eps_local_max=1.0, scale_min=2.0)

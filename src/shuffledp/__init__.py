@@ -7,6 +7,7 @@ no plotting, no printing, no global state beyond the bound registry.
 from __future__ import annotations
 
 from shuffledp.bounds import BoundResult, get_bound, list_bounds, register_bound
+from shuffledp.caching import clear_caches
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.gdp import compose_gdp, gdp_delta, gdp_eps
 from shuffledp.params import BudgetProfile, PrivacyTarget
@@ -24,5 +25,6 @@ __all__ = [
     "gdp_delta",
     "gdp_eps",
     "compose_gdp",
+    "clear_caches",
     "__version__",
 ]

@@ -127,8 +127,13 @@ def _build_parser() -> _Parser:
                         "standard; which randomizers each covers on your profile is printed")
     b.add_argument("--randomizer", metavar="SPEC",
                    help="the local randomizer every user runs (binary_rr, duchi, krr:K, oue:D, "
-                        "laplace, piecewise, gaussian, duchi_l2, any): each line then says "
+                        "laplace, piecewise, gaussian, gaussian_l2, duchi_l2, any): each line "
+                        "then says "
                         "whether the bound is a guarantee for it")
+    b.add_argument("--mechanism-aware", action="store_true",
+                   help="clones uses the --randomizer's own clone masses per victim group "
+                        "(personalized Laplace, k-RR, OUE, Gaussian, ...; docs/theory.md 4.1) "
+                        "instead of the generic --clone masses")
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     sub.add_parser("list", help="list the registered bounds and what they cover")
@@ -247,7 +252,13 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     profile = _profile(args)
     methods = _methods(args.method)
     randomizer = get_randomizer(args.randomizer) if args.randomizer is not None else None
-    options = {"clones": {"clone": args.clone}} if "clones" in methods else {}
+    if args.mechanism_aware and randomizer is None:
+        raise ValueError("--mechanism-aware needs --randomizer SPEC (the masses of which "
+                         "randomizer)")
+    clones_opts: dict = {"clone": args.clone}
+    if args.mechanism_aware:
+        clones_opts["mechanism"] = randomizer.spec
+    options = {"clones": clones_opts} if "clones" in methods else {}
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,
                            options=options)
     rows = _rows(evals, profile, options, randomizer)

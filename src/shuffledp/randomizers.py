@@ -27,13 +27,17 @@ piecewise   p_low(eps_j) / p_high(eps_v) if eps_j <= eps_v, else 0     0 below e
                                                                       non-increasing
 oue:d       minimum over output patterns (see :func:`_oue_mass`)      not monotone
 duchi_l2    e^{-eps} if eps_v = eps_j, else 0 (disjoint radii)        equal budgets only
-gaussian    0 (unbounded privacy loss; not pure LDP)                  --
+gaussian    0 between pure pairs (not pure LDP); its mixture form     --
+            and per-victim masses: clones' ``mechanism`` option
+gaussian_l2 0 (the d-dimensional Gaussian of SGD; no mixture form     --
+            established)
 any         e^{-eps} if eps_v = eps_j, else 0 (one arbitrary          equal budgets only
             eps-LDP randomizer per budget, unrelated across budgets)
 ==========  ========================================================  ====================
 
 Specs: a string (``"binary_rr"``, ``"krr:10"``, ``"oue:100"``, ``"laplace"``, ``"duchi"``,
-``"piecewise"``, ``"gaussian"``, ``"duchi_l2"``, ``"any"``; ``"krr:2"`` is ``"binary_rr"``),
+``"piecewise"``, ``"gaussian"``, ``"gaussian_l2"``, ``"duchi_l2"``, ``"any"``; ``"krr:2"`` is
+``"binary_rr"``),
 a :class:`Randomizer`, or a mechanism of :mod:`shuffledp.mechanisms` / :mod:`shuffledp.sgd`
 (class or instance; frequency oracles need their ``d``).
 
@@ -57,6 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from shuffledp.caching import register_mapping
 from shuffledp.errors import short_repr
 
 __all__ = [
@@ -78,7 +83,9 @@ FAMILIES: dict[str, tuple[bool, bool, str, str]] = {
     "piecewise": (True, False, "zero_below", "Wang et al.'s piecewise mechanism (ICDE 2019)"),
     "oue": (True, True, "general", "optimized unary encoding, d categories"),
     "duchi_l2": (True, False, "equal_only", "Duchi et al.'s L2-ball randomizer (SGD)"),
-    "gaussian": (False, False, "zero", "Gaussian mechanism (approximate LDP)"),
+    "gaussian": (False, False, "zero", "Gaussian mechanism on [-1, 1] (approximate LDP)"),
+    "gaussian_l2": (False, False, "zero",
+                    "Gaussian randomizer of SGD, L2 ball in d dimensions (approximate LDP)"),
     "any": (True, False, "equal_only", "an arbitrary eps-LDP randomizer per budget"),
 }
 #: Largest number of distinct budgets for the full victim-by-user check of a family whose
@@ -125,7 +132,7 @@ class Randomizer:
 
     @property
     def pure(self) -> bool:
-        """True for pure eps-LDP families (every family but ``gaussian``)."""
+        """True for pure eps-LDP families (all but ``gaussian`` and ``gaussian_l2``)."""
         return FAMILIES[self.family][0]
 
     @property
@@ -180,9 +187,45 @@ class Randomizer:
             out = _oue_mass(a, b, int(self.k))  # type: ignore[arg-type]
         elif fam in ("duchi_l2", "any"):
             out = np.where(a == b, np.exp(-b), 0.0)
-        else:  # gaussian
+        else:  # gaussian, gaussian_l2: not pure
             out = np.zeros(a.shape)
         return np.asarray(out, dtype=np.float64)
+
+
+    def group_clone_mass(self, eps_lo: float, eps_hi: float,
+                         eps_user: ArrayLike) -> NDArray[np.float64]:
+        """A lower bound on ``clone_mass(eps_v, eps_j)`` over every victim budget eps_v in
+        ``[eps_lo, eps_hi]``, for each user budget eps_j of ``eps_user`` (pure families).
+
+        Uses how the mass varies with the victim's budget (module docstring): constant;
+        non-increasing (the victim at ``eps_hi``); zero below eps_j, then non-increasing (0 when
+        eps_j > eps_lo, else the victim at ``eps_hi``); equal budgets only (nonzero only when
+        ``eps_lo == eps_hi == eps_j``).  Not monotone (OUE): ``ValueError``, use the full
+        matrix of :meth:`clone_mass` instead.  docs/theory.md, "Mechanism-aware clones".
+
+        >>> r = get_randomizer("laplace")
+        >>> r.group_clone_mass(1.0, 2.0, [0.5, 1.5]).tolist() == [
+        ...     float(r.clone_mass(2.0, 0.5)), 0.0]
+        True
+        """
+        lo, hi = float(eps_lo), float(eps_hi)
+        if not (0.0 <= lo <= hi):
+            raise ValueError(f"need 0 <= eps_lo <= eps_hi, got eps_lo = {lo!r}, eps_hi = {hi!r}")
+        b = np.asarray(eps_user, dtype=np.float64)
+        how = self.victim_order
+        if how == "constant":
+            return self.clone_mass(b, b)
+        if how == "decreasing":
+            return self.clone_mass(np.full(b.shape, hi), b)
+        if how == "zero_below":
+            return np.where(b <= lo, self.clone_mass(np.full(b.shape, hi), b), 0.0)
+        if how == "equal_only":
+            same = (lo == hi) & (b == lo)
+            return np.where(same, self.clone_mass(b, b), 0.0)
+        raise ValueError(
+            f"{self.spec}: the clone mass is not monotone in the victim's budget (or the family "
+            "is not pure); evaluate clone_mass on every victim budget instead"
+        )
 
 
 def _piecewise_mass(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -259,7 +302,7 @@ _MECHANISM_FAMILY = {
     "GRRMechanism": "krr",
     "OUEMechanism": "oue",
     "DuchiRandomizer": "duchi_l2",
-    "GaussianRandomizer": "gaussian",
+    "GaussianRandomizer": "gaussian_l2",
 }
 _MECHANISM_MODULES = ("shuffledp.mechanisms", "shuffledp.sgd")
 
@@ -330,6 +373,7 @@ def _victim_extremes(
 
 
 _TIERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+register_mapping("randomizers.tiers", _TIERS)
 
 
 def budget_tiers(profile: Any) -> tuple[NDArray[np.float64], NDArray[np.int64],

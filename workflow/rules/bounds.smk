@@ -3,11 +3,11 @@
 
 rule compute_bounds_vs_n:
     output:
-        table="results/bounds/bounds_vs_n/eps0_{eps0}.csv",
+        table=results_path("bounds/bounds_vs_n/eps0_{eps0}.csv"),
     log:
-        "logs/compute_bounds_vs_n/eps0_{eps0}.log",
+        log_path("compute_bounds_vs_n/eps0_{eps0}.log"),
     benchmark:
-        "benchmarks/output/compute_bounds_vs_n/eps0_{eps0}.tsv"
+        benchmark_path("compute_bounds_vs_n/eps0_{eps0}.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -26,13 +26,13 @@ rule compute_bounds_vs_n:
 rule collect_bounds_vs_n:
     input:
         tables=expand(
-            "results/bounds/bounds_vs_n/eps0_{eps0}.csv",
+            results_path("bounds/bounds_vs_n/eps0_{eps0}.csv"),
             eps0=[fmt_num(e) for e in config["bounds_vs_n"]["eps0"]],
         ),
     output:
-        table="results/bounds/bounds_vs_n.csv",
+        table=results_path("bounds/bounds_vs_n.csv"),
     log:
-        "logs/collect_bounds_vs_n.log",
+        log_path("collect_bounds_vs_n.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -47,11 +47,11 @@ rule collect_bounds_vs_n:
 
 rule compute_gdp_validity:
     output:
-        table="results/gdp_validity/n_{n}.csv",
+        table=results_path("gdp_validity/n_{n}.csv"),
     log:
-        "logs/compute_gdp_validity/n_{n}.log",
+        log_path("compute_gdp_validity/n_{n}.log"),
     benchmark:
-        "benchmarks/output/compute_gdp_validity/n_{n}.tsv"
+        benchmark_path("compute_gdp_validity/n_{n}.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -68,11 +68,11 @@ rule compute_gdp_validity:
 
 rule collect_gdp_validity:
     input:
-        tables=expand("results/gdp_validity/n_{n}.csv", n=config["gdp_validity"]["n"]),
+        tables=expand(results_path("gdp_validity/n_{n}.csv"), n=config["gdp_validity"]["n"]),
     output:
-        table="results/gdp_validity/gdp_validity.csv",
+        table=results_path("gdp_validity/gdp_validity.csv"),
     log:
-        "logs/collect_gdp_validity.log",
+        log_path("collect_gdp_validity.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -87,11 +87,11 @@ rule collect_gdp_validity:
 
 rule compute_personalized:
     output:
-        table="results/personalized/{profile}.csv",
+        table=results_path("personalized/{profile}.csv"),
     log:
-        "logs/compute_personalized/{profile}.log",
+        log_path("compute_personalized/{profile}.log"),
     benchmark:
-        "benchmarks/output/compute_personalized/{profile}.tsv"
+        benchmark_path("compute_personalized/{profile}.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -113,13 +113,13 @@ rule compute_personalized:
 rule collect_personalized:
     input:
         tables=expand(
-            "results/personalized/{profile}.csv",
+            results_path("personalized/{profile}.csv"),
             profile=config["personalized"]["profiles"],
         ),
     output:
-        table="results/personalized/personalized.csv",
+        table=results_path("personalized/personalized.csv"),
     log:
-        "logs/collect_personalized.log",
+        log_path("collect_personalized.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -134,12 +134,12 @@ rule collect_personalized:
 
 rule make_tables:
     input:
-        table="results/personalized/personalized.csv",
+        table=results_path("personalized/personalized.csv"),
     output:
-        latex="results/tables/personalized.tex",
-        markdown="results/tables/personalized.md",
+        latex=results_path("tables/personalized.tex"),
+        markdown=results_path("tables/personalized.md"),
     log:
-        "logs/make_tables.log",
+        log_path("make_tables.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -154,11 +154,11 @@ rule make_tables:
 
 rule time_bounds:
     output:
-        table="results/runtime/runtime.csv",
+        table=results_path("runtime/runtime.csv"),
     log:
-        "logs/time_bounds.log",
+        log_path("time_bounds.log"),
     benchmark:
-        "benchmarks/output/time_bounds.tsv"
+        benchmark_path("time_bounds.tsv")
     conda:
         "../envs/shuffledp.yaml"
     # Two threads (capped at --cores): on a 2-core machine the timings run with no other job

@@ -1,6 +1,7 @@
 # Config validation (before any job runs) and input functions shared by all rules.
 import difflib
 import os
+import sys
 
 import jsonschema
 import numpy as np
@@ -113,7 +114,9 @@ def schema_error_lines(error):
     elif keyword == "maxItems":
         constraint = f"must have at most {limit} item(s)"
     elif keyword == "pattern":
-        constraint = f"must match {limit!r}"
+        # a schema may say in words what its pattern means (x-hint, e.g. the run folder)
+        hint = error.schema.get("x-hint")
+        constraint = f"must be {hint} (schema: pattern)" if hint else f"must match {limit!r}"
     elif keyword == "required":
         missing = [k for k in limit if k not in value]
         return [f"{_where(path)}: missing required key(s) {', '.join(missing)}"]
@@ -212,6 +215,9 @@ def format_config_problems(lines):
 with open(CONFIG_SCHEMA) as _fh:
     _SCHEMA = yaml.safe_load(_fh)
 config.update(_coerce_numbers(dict(config)))
+# A run folder named by a number (run: 2024, --config run=2024) is a name, not a number.
+if type(config.get("run")) is int:
+    config["run"] = str(config["run"])
 # Raised here, at module level: Snakemake then prints the message and a single traceback line.
 _problems = config_problems(config, _SCHEMA)
 if _problems:
@@ -279,49 +285,205 @@ def simulation_data(section):
     return inputs
 
 
-# Outputs of each experiment (one named target each, see targets.smk).
+# --- the results folder of this configuration ----------------------------------------------
+# Every output, log and benchmark of a configuration lies under results/<run>/ (config key
+# `run`: quick, paper, test, ...), so the quick default, the paper profile and CI never
+# overwrite each other's results.
+RUN = config["run"]
+RESULTS = f"results/{RUN}"
+# Runs whose figures `snakemake gallery` refuses to publish into docs/figures (CI's tiny grids).
+GALLERY_REFUSED_RUNS = ("test",)
+
+
+def results_path(path):
+    """A path in this configuration's results folder: results/<run>/<path>."""
+    return f"{RESULTS}/{path}"
+
+
+def log_path(path):
+    """A job's log (follow a running job with `tail -f results/<run>/logs/...`)."""
+    return f"{RESULTS}/logs/{path}"
+
+
+def benchmark_path(path):
+    """A job's benchmark (wall time, peak memory) in results/<run>/benchmarks/."""
+    return f"{RESULTS}/benchmarks/{path}"
+
+
+# Outputs of each experiment (one named target each, see targets.smk); each experiment also
+# writes the configuration that produced them (config_path, rule dump_config).
 EXPERIMENTS = {
     "bounds_vs_n": [
-        "results/bounds/bounds_vs_n.csv",
-        "results/figures/bounds_vs_n.png",
-        "results/figures/bounds_vs_n.pdf",
+        "bounds/bounds_vs_n.csv",
+        "figures/bounds_vs_n.png",
+        "figures/bounds_vs_n.pdf",
     ],
     "gdp_validity": [
-        "results/gdp_validity/gdp_validity.csv",
-        "results/figures/gdp_validity.png",
-        "results/figures/gdp_validity.pdf",
+        "gdp_validity/gdp_validity.csv",
+        "figures/gdp_validity.png",
+        "figures/gdp_validity.pdf",
     ],
     "personalized": [
-        "results/personalized/personalized.csv",
-        "results/figures/personalized.png",
-        "results/figures/personalized.pdf",
-        "results/tables/personalized.tex",
-        "results/tables/personalized.md",
+        "personalized/personalized.csv",
+        "figures/personalized.png",
+        "figures/personalized.pdf",
+        "tables/personalized.tex",
+        "tables/personalized.md",
     ],
     "runtime": [
-        "results/runtime/runtime.csv",
-        "results/figures/runtime.png",
-        "results/figures/runtime.pdf",
+        "runtime/runtime.csv",
+        "figures/runtime.png",
+        "figures/runtime.pdf",
     ],
     "mean_estimation": [
-        "results/mean_estimation/mean_estimation.csv",
-        "results/figures/mean_estimation.png",
-        "results/figures/mean_estimation.pdf",
+        "mean_estimation/mean_estimation.csv",
+        "figures/mean_estimation.png",
+        "figures/mean_estimation.pdf",
     ],
     "frequency_estimation": [
-        "results/frequency_estimation/frequency_estimation.csv",
-        "results/figures/frequency_estimation.png",
-        "results/figures/frequency_estimation.pdf",
+        "frequency_estimation/frequency_estimation.csv",
+        "figures/frequency_estimation.png",
+        "figures/frequency_estimation.pdf",
     ],
     "sgd": [
-        "results/sgd/sgd.csv",
-        "results/figures/sgd.png",
-        "results/figures/sgd.pdf",
+        "sgd/sgd.csv",
+        "figures/sgd.png",
+        "figures/sgd.pdf",
     ],
 }
 
 
+def config_path(experiment):
+    """The effective configuration that produced an experiment's outputs."""
+    return results_path(f"config_used/{experiment}.yaml")
+
+
+def experiment_outputs(experiment):
+    return [results_path(p) for p in EXPERIMENTS[experiment]] + [config_path(experiment)]
+
+
 def all_outputs():
-    return ["results/config_used.yaml"] + [
-        p for paths in EXPERIMENTS.values() for p in paths
-    ]
+    return [p for name in EXPERIMENTS for p in experiment_outputs(name)]
+
+
+def _profiles_read_by(experiment):
+    sec = config[experiment]
+    if experiment in ("personalized", "mean_estimation", "frequency_estimation"):
+        names = list(sec["profiles"])
+    elif experiment == "runtime":
+        names = [sec["profile"]]
+    elif experiment == "sgd" and sec["profile"] != "identical":
+        names = [sec["profile"]]
+    else:
+        names = []
+    return {name: config["profiles"][name] for name in names}
+
+
+def experiment_config(experiment):
+    """The part of the effective configuration (files, --config overrides, schema defaults)
+    that an experiment reads: run, seed, its own section, the bound selection `methods`
+    where it uses it, and the budget profiles it names.  Rule dump_config writes it with
+    these values as params, so Snakemake's params trigger rewrites the file (and redraws the
+    experiment's figures, which take it as input) whenever one of them changes, and only
+    then."""
+    sec = config[experiment]
+    cfg = {"run": RUN, "seed": config["seed"]}
+    if experiment in ("bounds_vs_n", "personalized", "runtime") or sec.get("methods") == "all":
+        cfg["methods"] = config["methods"]
+    profiles = _profiles_read_by(experiment)
+    if profiles:
+        cfg["profiles"] = profiles
+    cfg[experiment] = sec
+    return _sorted_keys(cfg)
+
+
+def _sorted_keys(node):
+    """Mappings with sorted keys at every level: the params compare equal (no rerun) when
+    an override only reorders keys."""
+    if isinstance(node, dict):
+        return {k: _sorted_keys(node[k]) for k in sorted(node, key=str)}
+    if isinstance(node, list):
+        return [_sorted_keys(v) for v in node]
+    return node
+
+
+def _first_difference(old, new, where=""):
+    """'bounds_vs_n.delta: 1e-06 there, 1e-05 now' for the first differing key, or None."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new), key=str):
+            sub = f"{where}.{key}" if where else str(key)
+            if key not in old or key not in new:
+                return f"{sub} {'missing there' if key not in old else 'missing now'}"
+            diff = _first_difference(old[key], new[key], sub)
+            if diff:
+                return diff
+        return None
+    if old != new:
+        return f"{where}: {short_repr(old)} there, {short_repr(new)} now"
+    return None
+
+
+def report_problems():
+    """For `snakemake --report`: the figure captions are rendered from the configuration
+    given to --report, so it must be the one that produced the figures.  One line per
+    experiment whose written configuration differs, or whose figures are older than it."""
+    lines = []
+    for name in EXPERIMENTS:
+        path = config_path(name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as fh:
+            written = yaml.safe_load(fh)
+        now = yaml.safe_load(yaml.safe_dump(experiment_config(name), sort_keys=True))
+        diff = _first_difference(written, now)
+        if diff:
+            lines.append(
+                f"{path} was written by another configuration ({diff}): rerun "
+                f"`snakemake --cores all {name}` with this configuration first, or give "
+                "--report the --configfile/--config that produced it"
+            )
+            continue
+        figures = [results_path(p) for p in EXPERIMENTS[name] if p.startswith("figures/")]
+        stale = [
+            f
+            for f in figures
+            if os.path.exists(f) and os.path.getmtime(f) < os.path.getmtime(path)
+        ]
+        if stale:
+            lines.append(
+                f"{stale[0]} is older than its configuration {path}: rerun "
+                f"`snakemake --cores all {name}` first"
+            )
+    return lines
+
+
+def _report_requested():
+    # Snakemake gives a Snakefile no flag for report mode: read the command line.
+    return any(a == "--report" or a.startswith("--report=") for a in sys.argv[1:])
+
+
+if _report_requested():
+    _problems = report_problems()
+    if _problems:
+        raise ConfigError("\n".join(_problems))
+
+
+def gallery_figures(wildcards):
+    """Input function of the gallery rule, this run's figures, never CI's tiny ones."""
+    if RUN in GALLERY_REFUSED_RUNS:
+        raise WorkflowError(
+            f"snakemake gallery: config run = {RUN!r} is the CI configuration; its tiny "
+            "grids are not published into docs/figures (use the quick or paper config)"
+        )
+    return [results_path(f"figures/{name}.png") for name in GALLERY]
+
+
+GALLERY = [
+    "bounds_vs_n",
+    "gdp_validity",
+    "personalized",
+    "mean_estimation",
+    "frequency_estimation",
+    "sgd",
+    "runtime",
+]

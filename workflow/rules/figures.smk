@@ -3,16 +3,18 @@
 
 rule plot_bounds_vs_n:
     input:
-        table="results/bounds/bounds_vs_n.csv",
+        table=results_path("bounds/bounds_vs_n.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("bounds_vs_n"),
     output:
         png=report(
-            "results/figures/bounds_vs_n.png",
+            results_path("figures/bounds_vs_n.png"),
             caption="../report/bounds_vs_n.rst",
             category="Bounds",
         ),
-        pdf="results/figures/bounds_vs_n.pdf",
+        pdf=results_path("figures/bounds_vs_n.pdf"),
     log:
-        "logs/plot_bounds_vs_n.log",
+        log_path("plot_bounds_vs_n.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -25,16 +27,18 @@ rule plot_bounds_vs_n:
 
 rule plot_gdp_validity:
     input:
-        table="results/gdp_validity/gdp_validity.csv",
+        table=results_path("gdp_validity/gdp_validity.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("gdp_validity"),
     output:
         png=report(
-            "results/figures/gdp_validity.png",
+            results_path("figures/gdp_validity.png"),
             caption="../report/gdp_validity.rst",
             category="Bounds",
         ),
-        pdf="results/figures/gdp_validity.pdf",
+        pdf=results_path("figures/gdp_validity.pdf"),
     log:
-        "logs/plot_gdp_validity.log",
+        log_path("plot_gdp_validity.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -47,16 +51,18 @@ rule plot_gdp_validity:
 
 rule plot_personalized:
     input:
-        table="results/personalized/personalized.csv",
+        table=results_path("personalized/personalized.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("personalized"),
     output:
         png=report(
-            "results/figures/personalized.png",
+            results_path("figures/personalized.png"),
             caption="../report/personalized.rst",
             category="Bounds",
         ),
-        pdf="results/figures/personalized.pdf",
+        pdf=results_path("figures/personalized.pdf"),
     log:
-        "logs/plot_personalized.log",
+        log_path("plot_personalized.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -69,16 +75,18 @@ rule plot_personalized:
 
 rule plot_runtime:
     input:
-        table="results/runtime/runtime.csv",
+        table=results_path("runtime/runtime.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("runtime"),
     output:
         png=report(
-            "results/figures/runtime.png",
+            results_path("figures/runtime.png"),
             caption="../report/runtime.rst",
             category="Runtime",
         ),
-        pdf="results/figures/runtime.pdf",
+        pdf=results_path("figures/runtime.pdf"),
     log:
-        "logs/plot_runtime.log",
+        log_path("plot_runtime.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -90,14 +98,20 @@ rule plot_runtime:
 
 
 rule dump_config:
+    """The effective configuration an experiment reads (files, --config overrides, schema
+    defaults), written into its results folder.  Its params are that configuration, so
+    Snakemake's params trigger rewrites it whenever it changes, e.g. when one target is rerun
+    with --config overrides; every target (targets.smk) and every figure depends on it."""
     output:
         config=report(
-            "results/config_used.yaml",
+            config_path("{experiment}"),
             caption="../report/config.rst",
             category="Configuration",
         ),
     log:
-        "logs/dump_config.log",
+        log_path("dump_config/{experiment}.log"),
+    wildcard_constraints:
+        experiment="|".join(EXPERIMENTS),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -105,41 +119,21 @@ rule dump_config:
         mem_mb=500,
         runtime=2,
     params:
-        config=config,
+        config=lambda wc: experiment_config(wc.experiment),
     script:
         "../scripts/dump_config.py"
 
 
 rule gallery:
-    """Copy the main figures into docs/figures for the README (run after `all`)."""
+    """Copy this configuration's main figures into docs/figures for the README (run after
+    `all`, e.g. `snakemake --cores 1 gallery --configfile config/paper.yaml`).  Refuses the
+    CI configuration (run: test), whose tiny grids must never reach the README."""
     input:
-        expand(
-            "results/figures/{name}.png",
-            name=[
-                "bounds_vs_n",
-                "gdp_validity",
-                "personalized",
-                "mean_estimation",
-                "frequency_estimation",
-                "sgd",
-                "runtime",
-            ],
-        ),
+        gallery_figures,
     output:
-        expand(
-            "docs/figures/{name}.png",
-            name=[
-                "bounds_vs_n",
-                "gdp_validity",
-                "personalized",
-                "mean_estimation",
-                "frequency_estimation",
-                "sgd",
-                "runtime",
-            ],
-        ),
+        expand("docs/figures/{name}.png", name=GALLERY),
     log:
-        "logs/gallery.log",
+        log_path("gallery.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1

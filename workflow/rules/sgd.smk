@@ -4,12 +4,12 @@
 # Per-run tables: each accounting method (and the local-only reference) x target eps, plus
 # the non-private run.
 SGD_RUNS = [
-    f"results/sgd/runs/{m}/eps_{fmt_num(e)}.csv"
+    results_path(f"sgd/runs/{m}/eps_{fmt_num(e)}.csv")
     for m in list(config["sgd"]["methods"])
     + [r for r in config["sgd"]["references"] if r != "nonprivate"]
     for e in config["sgd"]["target_eps"]
 ] + (
-    ["results/sgd/runs/nonprivate/eps_inf.csv"]
+    [results_path("sgd/runs/nonprivate/eps_inf.csv")]
     if "nonprivate" in config["sgd"]["references"]
     else []
 )
@@ -26,11 +26,11 @@ rule train_sgd:
             )
         ),
     output:
-        table="results/sgd/runs/{method}/eps_{eps}.csv",
+        table=results_path("sgd/runs/{method}/eps_{eps}.csv"),
     log:
-        "logs/train_sgd/{method}/eps_{eps}.log",
+        log_path("train_sgd/{method}/eps_{eps}.log"),
     benchmark:
-        "benchmarks/output/train_sgd/{method}/eps_{eps}.tsv"
+        benchmark_path("train_sgd/{method}/eps_{eps}.tsv")
     wildcard_constraints:
         method="[a-z][a-z0-9_]*",
     conda:
@@ -43,7 +43,9 @@ rule train_sgd:
         method=lambda wc: wc.method,
         target_eps=lambda wc: None if wc.eps == "inf" else float(wc.eps),
         sgd=config["sgd"],
-        profiles=config["profiles"],
+        profiles=profile_specs(
+            [] if config["sgd"]["profile"] == "identical" else [config["sgd"]["profile"]]
+        ),
         seed=config["seed"],
         threads=1,
     script:
@@ -54,11 +56,11 @@ rule collect_sgd:
     input:
         tables=SGD_RUNS,
     output:
-        table="results/sgd/sgd.csv",
+        table=results_path("sgd/sgd.csv"),
     log:
-        "logs/collect_sgd.log",
+        log_path("collect_sgd.log"),
     benchmark:
-        "benchmarks/output/collect_sgd.tsv"
+        benchmark_path("collect_sgd.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -73,18 +75,20 @@ rule collect_sgd:
 
 rule plot_sgd:
     input:
-        table="results/sgd/sgd.csv",
+        table=results_path("sgd/sgd.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("sgd"),
     output:
         png=report(
-            "results/figures/sgd.png",
+            results_path("figures/sgd.png"),
             caption="../report/sgd.rst",
             category="Algorithms",
         ),
-        pdf="results/figures/sgd.pdf",
+        pdf=results_path("figures/sgd.pdf"),
     log:
-        "logs/plot_sgd.log",
+        log_path("plot_sgd.log"),
     benchmark:
-        "benchmarks/output/plot_sgd.tsv"
+        benchmark_path("plot_sgd.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1

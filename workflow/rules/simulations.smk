@@ -6,11 +6,11 @@ rule simulate_mean:
     input:
         unpack(simulation_data("mean_estimation")),
     output:
-        table="results/mean_estimation/runs/{method}.csv",
+        table=results_path("mean_estimation/runs/{method}.csv"),
     log:
-        "logs/simulate_mean/{method}.log",
+        log_path("simulate_mean/{method}.log"),
     benchmark:
-        "benchmarks/output/simulate_mean/{method}.tsv"
+        benchmark_path("simulate_mean/{method}.tsv")
     wildcard_constraints:
         method="[a-z][a-z0-9_]*",
     conda:
@@ -22,7 +22,7 @@ rule simulate_mean:
     params:
         method=lambda wc: wc.method,
         section=config["mean_estimation"],
-        profiles=config["profiles"],
+        profiles=profile_specs(config["mean_estimation"]["profiles"]),
         seed=config["seed"],
     script:
         "../scripts/simulate_mean.py"
@@ -31,13 +31,13 @@ rule simulate_mean:
 rule collect_mean_estimation:
     input:
         tables=expand(
-            "results/mean_estimation/runs/{method}.csv",
+            results_path("mean_estimation/runs/{method}.csv"),
             method=simulation_methods("mean_estimation"),
         ),
     output:
-        table="results/mean_estimation/mean_estimation.csv",
+        table=results_path("mean_estimation/mean_estimation.csv"),
     log:
-        "logs/collect_mean_estimation.log",
+        log_path("collect_mean_estimation.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -54,11 +54,11 @@ rule simulate_frequency:
     input:
         unpack(simulation_data("frequency_estimation")),
     output:
-        table="results/frequency_estimation/runs/{method}.csv",
+        table=results_path("frequency_estimation/runs/{method}.csv"),
     log:
-        "logs/simulate_frequency/{method}.log",
+        log_path("simulate_frequency/{method}.log"),
     benchmark:
-        "benchmarks/output/simulate_frequency/{method}.tsv"
+        benchmark_path("simulate_frequency/{method}.tsv")
     wildcard_constraints:
         method="[a-z][a-z0-9_]*",
     conda:
@@ -70,7 +70,7 @@ rule simulate_frequency:
     params:
         method=lambda wc: wc.method,
         section=config["frequency_estimation"],
-        profiles=config["profiles"],
+        profiles=profile_specs(config["frequency_estimation"]["profiles"]),
         seed=config["seed"],
     script:
         "../scripts/simulate_frequency.py"
@@ -79,13 +79,13 @@ rule simulate_frequency:
 rule collect_frequency_estimation:
     input:
         tables=expand(
-            "results/frequency_estimation/runs/{method}.csv",
+            results_path("frequency_estimation/runs/{method}.csv"),
             method=simulation_methods("frequency_estimation"),
         ),
     output:
-        table="results/frequency_estimation/frequency_estimation.csv",
+        table=results_path("frequency_estimation/frequency_estimation.csv"),
     log:
-        "logs/collect_frequency_estimation.log",
+        log_path("collect_frequency_estimation.log"),
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -100,18 +100,20 @@ rule collect_frequency_estimation:
 
 rule plot_mean_estimation:
     input:
-        table="results/mean_estimation/mean_estimation.csv",
+        table=results_path("mean_estimation/mean_estimation.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("mean_estimation"),
     output:
         png=report(
-            "results/figures/mean_estimation.png",
+            results_path("figures/mean_estimation.png"),
             caption="../report/mean_estimation.rst",
             category="Algorithms",
         ),
-        pdf="results/figures/mean_estimation.pdf",
+        pdf=results_path("figures/mean_estimation.pdf"),
     log:
-        "logs/plot_mean_estimation.log",
+        log_path("plot_mean_estimation.log"),
     benchmark:
-        "benchmarks/output/plot_mean_estimation.tsv"
+        benchmark_path("plot_mean_estimation.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
@@ -128,18 +130,20 @@ rule plot_mean_estimation:
 
 rule plot_frequency_estimation:
     input:
-        table="results/frequency_estimation/frequency_estimation.csv",
+        table=results_path("frequency_estimation/frequency_estimation.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("frequency_estimation"),
     output:
         png=report(
-            "results/figures/frequency_estimation.png",
+            results_path("figures/frequency_estimation.png"),
             caption="../report/frequency_estimation.rst",
             category="Algorithms",
         ),
-        pdf="results/figures/frequency_estimation.pdf",
+        pdf=results_path("figures/frequency_estimation.pdf"),
     log:
-        "logs/plot_frequency_estimation.log",
+        log_path("plot_frequency_estimation.log"),
     benchmark:
-        "benchmarks/output/plot_frequency_estimation.tsv"
+        benchmark_path("plot_frequency_estimation.tsv")
     conda:
         "../envs/shuffledp.yaml"
     threads: 1

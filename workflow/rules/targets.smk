@@ -1,43 +1,44 @@
-# One named target per experiment: `snakemake --cores all <target>`.
+# One named target per experiment: `snakemake --cores all <target>`.  Each also writes the
+# configuration that produced its outputs (results/<run>/config_used/<target>.yaml).
 
 
 rule bounds_vs_n:
     input:
-        EXPERIMENTS["bounds_vs_n"],
+        experiment_outputs("bounds_vs_n"),
     localrule: True
 
 
 rule gdp_validity:
     input:
-        EXPERIMENTS["gdp_validity"],
+        experiment_outputs("gdp_validity"),
     localrule: True
 
 
 rule personalized:
     input:
-        EXPERIMENTS["personalized"],
+        experiment_outputs("personalized"),
     localrule: True
 
 
 rule runtime:
     input:
-        EXPERIMENTS["runtime"],
+        experiment_outputs("runtime"),
     localrule: True
 
 
 rule mean_estimation:
     input:
-        EXPERIMENTS["mean_estimation"],
+        experiment_outputs("mean_estimation"),
     localrule: True
 
 
 rule frequency_estimation:
     input:
-        EXPERIMENTS["frequency_estimation"],
+        experiment_outputs("frequency_estimation"),
     localrule: True
 
 
 rule sgd:
     input:
-        EXPERIMENTS["sgd"],
+        experiment_outputs("sgd"),
     localrule: True

@@ -1,8 +1,11 @@
 """Experiment 7: wall-clock time of eps(delta) for each bound vs n (in-process timing).
 
-Budgets are drawn once per n from the configured profile with a seeded generator; each
+Budgets are drawn once per n from the configured profile with the project's one seeding
+scheme (:func:`shuffledp.experiments.draw_budgets`: the same users as in every experiment); each
 (method, n) is timed ``repeats`` times and the minimum and median are reported.  Every
-repetition starts cold: the bounds' internal caches are emptied before it.
+repetition starts cold: :func:`shuffledp.clear_caches` empties every registered cache of the
+library (:mod:`shuffledp.caching`: clone-count pmfs, profile digests, rr_exact pairs, budget
+tiers, ...) right before the timed call.
 """
 
 import sys
@@ -13,9 +16,8 @@ if "snakemake" in globals():
 
 from wfutils import get_logger, snakemake_kwargs, write_table
 
-from shuffledp import ParameterRegimeError, get_bound
-from shuffledp.bounds import clear_caches
-from shuffledp.params import profile_from_spec
+from shuffledp import ParameterRegimeError, clear_caches, get_bound
+from shuffledp.experiments import draw_budgets
 
 
 def main(*, inputs, outputs, params, log=None):
@@ -25,15 +27,13 @@ def main(*, inputs, outputs, params, log=None):
     logger = get_logger(log)
     seed = int(params["seed"])
     rows = []
-    for i, n in enumerate(params["n"]):
-        base = profile_from_spec(
-            params["profile_spec"], n=int(n), rng=np.random.default_rng([seed, 7, i])
-        )
+    for n in params["n"]:
+        base = draw_budgets(params["profile"], params["profile_spec"], n=int(n), seed=seed)
         for method in params["methods"]:
             bound = get_bound(method)
             times, eps, status, reason = [], None, "ok", ""
             for _ in range(int(params["repeats"])):
-                clear_caches()
+                clear_caches()  # cold: nothing computed by an earlier call is reused
                 start = time.perf_counter()
                 try:
                     eps = bound.eps(profile=base, delta=float(params["delta"]))

@@ -1,4 +1,4 @@
-"""Shared helpers of the workflow scripts: atomic tables and figures, style, logging.
+"""Shared helpers of the workflow scripts: atomic tables and figures, style, logging, progress.
 
 Scripts are thin adapters: they read inputs and params, call :mod:`shuffledp`, and write tidy
 tables through :func:`write_table` (atomic: a temporary file renamed into place, so a killed
@@ -8,12 +8,18 @@ declared), which fails with one line naming the file when a table is corrupted. 
 drawn only from tables, with :func:`apply_style` and saved by :func:`save_figure` (also
 atomic).
 
+Progress (:func:`progress_bar`): a long job shows a tqdm bar (units done of total, rate, ETA)
+as one line per update in its log file (follow it with
+``tail -f results/<run>/logs/<rule>/<job>.log``) and, when Snakemake runs in a terminal, as a
+live bar there too.
+
 Scripts run under Snakemake's ``script:`` directive, which prepends a preamble, so they must
 not use ``from __future__`` imports.
 """
 
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -33,6 +39,8 @@ __all__ = [
     "get_logger",
     "snakemake_kwargs",
     "run_main",
+    "progress_bar",
+    "load_column",
 ]
 
 
@@ -142,8 +150,10 @@ def get_logger(log_path: str | os.PathLike | None, name: str = "shuffledp") -> l
     logger.setLevel(logging.INFO)
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(log_path, mode="w")
-        # Uncaught errors and progress bars (stderr) go to the rule's log too.
+        Path(log_path).write_text("")
+        # Both writers append (O_APPEND): log records, uncaught errors and progress bars
+        # (stderr) interleave in the rule's log instead of overwriting each other.
+        handler: logging.Handler = logging.FileHandler(log_path, mode="a")
         sys.stderr = open(log_path, "a", buffering=1)  # noqa: SIM115
     else:
         handler = logging.StreamHandler(sys.stderr)
@@ -174,3 +184,126 @@ def run_main(main, smk) -> None:
     except TableError as err:
         print(f"TableError: {err}", file=sys.__stderr__, flush=True)
         raise
+
+
+class _LineFile:
+    """A text file for tqdm in which each refresh of the bar becomes one line (a log file
+    read with ``tail -f`` or an editor shows every update, not carriage returns)."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        text = text.replace("\r", "").strip("\n")
+        if text.strip():
+            self.stream.write(text + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+class ProgressBar:
+    """A ``progress(done, total)`` callback of :mod:`shuffledp.experiments` drawing tqdm bars
+    (:func:`progress_bar`); a context manager that closes them."""
+
+    def __init__(self, desc: str, total: int | None, streams: list) -> None:
+        self.desc, self.total, self.streams = desc, total, streams
+        self.bars: list = []
+        self.done = 0
+
+    def _open(self, total: int) -> None:
+        from tqdm import tqdm
+
+        self.total = total
+        for stream, live in self.streams:
+            # position=0: each bar has its own stream (no cursor moves between them); a
+            # terminal of unknown width (0 columns) gets 100
+            width = shutil.get_terminal_size((100, 20)).columns if live else None
+            self.bars.append(tqdm(total=total, desc=self.desc, unit="pt", ascii=not live,
+                                  file=stream if live else _LineFile(stream), position=0,
+                                  mininterval=0.5 if live else 0.0, ncols=width or 80,
+                                  leave=live))
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.bars or total != self.total:
+            self.close()
+            self._open(total)
+            self.done = 0
+        if done != self.done:
+            for bar in self.bars:
+                bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        for bar in self.bars:
+            bar.close()
+        self.bars = []
+
+    def __enter__(self) -> "ProgressBar":
+        if self.total is not None:
+            self(0, self.total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def progress_bar(desc: str, total: int | None = None) -> ProgressBar:
+    """A progress callback ``(done, total)`` showing a tqdm bar named ``desc``.
+
+    The bar goes to ``sys.stderr``, which :func:`get_logger` points at the rule's log file
+    (one line per update there), and, when Snakemake itself runs in a terminal
+    (``sys.__stderr__`` is a tty), live to that terminal too.  ``total`` may be left to the
+    first call.  Use as a context manager (``with progress_bar(...) as bar:``) so the bars
+    are closed.
+    """
+    streams = [(sys.stderr, bool(getattr(sys.stderr, "isatty", lambda: False)()))]
+    term = sys.__stderr__
+    if term is not None and term is not sys.stderr and term.isatty():
+        streams.append((term, True))
+    return ProgressBar(desc, total, streams)
+
+
+def load_column(path: str | os.PathLike | None, column: str):
+    """One numeric column of a user CSV file (the estimation experiments' optional data
+    input), as a float array; ``ValueError`` naming the file and the column."""
+    import pandas as pd
+
+    if not path:
+        raise ValueError("data distribution 'csv' needs data.csv_path")
+    df = pd.read_csv(path)
+    if column not in df.columns:
+        raise ValueError(f"data file {path} has no column {column!r}; columns: {list(df)}")
+    vals = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    if len(vals) == 0 or not (vals == vals).all():
+        raise ValueError(f"data column {column!r} of {path} must be numeric and non-empty")
+    return vals
+
+
+def estimation_job(task_name: str, rule: str, *, inputs, outputs, params, log=None) -> None:
+    """The body of the ``simulate_mean`` / ``simulate_frequency`` jobs: build the task
+    (``"mean"`` or ``"frequency"``) from the section (with the optional data column), run
+    :func:`shuffledp.experiments.run_estimation` with a progress bar, write the table."""
+    import pandas as pd
+
+    from shuffledp.experiments import (
+        ESTIMATION_COLUMNS,
+        EstimationConfig,
+        FrequencyTask,
+        MeanTask,
+        run_estimation,
+    )
+
+    get_logger(log)
+    section = params["section"]
+    data = section.get("data", {})
+    pool = None
+    if data.get("distribution") == "csv":
+        pool = load_column(inputs.get("data") or data.get("csv_path"), data["column"])
+    task_cls = {"mean": MeanTask, "frequency": FrequencyTask}[task_name]
+    task = task_cls.from_section(section, pool=pool)
+    with progress_bar(f"{rule} {params['method']}") as bar:
+        rows = run_estimation(task, method=params["method"],
+                              config=EstimationConfig.from_section(section),
+                              profiles=params["profiles"], seed=params["seed"], progress=bar)
+    write_table(pd.DataFrame(rows, columns=ESTIMATION_COLUMNS), outputs["table"])

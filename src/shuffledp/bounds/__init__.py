@@ -19,12 +19,7 @@ from shuffledp.bounds import (
 )
 from shuffledp.bounds.base import KIND_LABELS, Bound, BoundInfo, BoundResult, Kind
 from shuffledp.bounds.registry import get_bound, list_bounds, register_bound, unregister_bound
-
-
-def clear_caches() -> None:
-    """Empty every bound's internal cache, so the next evaluation starts cold."""
-    clones.clear_cache()
-
+from shuffledp.caching import clear_caches  # every registered cache (shuffledp.caching)
 
 __all__ = [
     "clear_caches",

@@ -78,11 +78,19 @@ Validity (which randomizers).
   and eps_j < eps_v that share is smaller than 1/(1+e^{eps_j}) (it is
   (e^{eps_v}+k-1) / ((e^{eps_j}+k-1)(e^{eps_v}+1))), so ``stronger`` is then *not* proven.
 * Local delta_i (approximate LDP) enters as in [CCG24]: each randomizer is read as the mixture
-  ``(1 - delta_i) R_i^pure + delta_i R_i^leak`` (the canonical form of an (eps, delta)-DP pair,
-  Kairouz, Oh, Viswanath, ICML 2015): user j is a clone with probability (1-delta_j) r_j(eps_j)
-  and the victim leaks with probability delta_v (divergence 1).  For general
-  (eps_0, delta_0)-LDP randomizers use FMT21's Theorem 3.8 (a term proportional to n delta_0)
-  instead.
+  ``(1 - delta_i) R_i^pure + delta_i R_i^leak`` with R_i^pure an eps_i-LDP randomizer common to
+  all inputs: user j is a clone with probability (1-delta_j) r_j(eps_j) and the victim leaks
+  with probability delta_v (divergence 1).  That reading is an assumption about the
+  randomizer, not a consequence of (eps_i, delta_i)-LDP.  It holds for pure randomizers (leak
+  part = the randomizer itself), for randomizers built as such a mixture, and, proven in
+  docs/theory.md Section 8 (Lemmas 5 and 6), for the Gaussian mechanism on [-1, 1] with its
+  analytic calibration: covered with identical budgets and ``clone="standard"``, and with
+  personalized budgets through ``mechanism="gaussian"`` (per-victim masses, Lemma 7).  It is
+  not established for the d-dimensional Gaussian randomizer of SGD (family ``gaussian_l2``),
+  which ``clones`` does not cover.  For general identical (eps_0, delta_0)-LDP randomizers
+  FMT21's Theorem 3.8 (a term proportional to n delta_0, ``fmt21_*``) is the proven route.
+* ``mechanism=F`` (a randomizer spec or mechanism): the masses are F's own, per victim group
+  (:mod:`shuffledp.bounds.aware`, docs/theory.md 4.1); ``clone`` is then not used.
 
 >>> from shuffledp import BudgetProfile
 >>> p = BudgetProfile.identical(n=10_000, eps0=2.0)
@@ -104,8 +112,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
+from shuffledp.bounds.aware import AWARE_FAMILIES, VICTIM_GROUPS, aware_delta
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
+from shuffledp.caching import register_mapping
 from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
@@ -113,7 +123,7 @@ from shuffledp.poisson_binomial import (
     group_with_complements,
     poisson_binomial_pmf_grouped,
 )
-from shuffledp.randomizers import Randomizer, budget_tiers, domination
+from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
 
 __all__ = [
     "CLONE_KINDS",
@@ -162,6 +172,31 @@ def _check_clone(clone: str) -> str:
     if clone not in CLONE_KINDS:
         raise ValueError(f"clone must be one of {list(CLONE_KINDS)}, got {clone!r}")
     return clone
+
+
+def _check_groups(groups: Any) -> int:
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)):
+        raise TypeError(f"victim_groups must be an integer, got {groups!r}")
+    if not 1 <= int(groups) <= 1024:
+        raise ValueError(f"victim_groups must be in [1, 1024], got {groups!r}")
+    return int(groups)
+
+
+def _check_mechanism(mechanism: Any, profile: BudgetProfile | None = None) -> Randomizer | None:
+    """The family of the ``mechanism`` option (None: the generic masses)."""
+    from shuffledp.errors import ParameterRegimeError
+
+    if mechanism is None:
+        return None
+    fam = get_randomizer(mechanism)
+    if fam.family not in AWARE_FAMILIES:
+        raise ValueError(f"mechanism must be a randomizer of the families "
+                         f"{list(AWARE_FAMILIES)}, got {fam.spec!r}")
+    if profile is not None and fam.family == "gaussian" and float(profile.delta.min()) <= 0.0:
+        raise ParameterRegimeError(
+            "clones with mechanism 'gaussian' needs delta_i > 0 for every user (the Gaussian "
+            f"mechanism's calibration), got min delta_i = {float(profile.delta.min())!r}")
+    return fam
 
 
 def _check_tol_step(tol: float, rel_step: float) -> None:
@@ -275,6 +310,8 @@ class CloneCount:
 _DIGESTS: weakref.WeakKeyDictionary[BudgetProfile, str] = weakref.WeakKeyDictionary()
 _COUNT_CACHE: OrderedDict[tuple, CloneCount] = OrderedDict()
 _CACHE_SIZE = 32
+register_mapping("clones.digests", _DIGESTS)
+register_mapping("clones.counts", _COUNT_CACHE)
 
 
 def clear_cache() -> None:
@@ -565,12 +602,15 @@ def clone_reduction_delta(
 
 def clones_delta(
     *, profile: BudgetProfile, eps: float, clone: str = "stronger", tol: float = TOL,
-    rel_step: float = REL_STEP,
+    rel_step: float = REL_STEP, mechanism: Any = None, victim_groups: int = VICTIM_GROUPS,
 ) -> float:
     """The registered ``delta(eps)``: conservative victim, cached clone-count pmf.
 
     ``tol`` is the truncation of the first evaluation; it is refined automatically where the
-    charged error would matter (see :func:`_evaluate`).
+    charged error would matter (see :func:`_evaluate`).  With ``mechanism`` (a randomizer
+    spec such as ``"laplace"`` or ``"gaussian"``, or a mechanism) the masses are that
+    randomizer's own, per victim group (:mod:`shuffledp.bounds.aware`; ``clone`` is then
+    not used).
 
     >>> from shuffledp import BudgetProfile
     >>> clones_delta(profile=BudgetProfile.identical(n=50, eps0=1.0), eps=1.0)
@@ -580,6 +620,9 @@ def clones_delta(
         raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
+    if mechanism is not None:
+        return aware_delta(profile=profile, eps=float(eps), mechanism=mechanism, tol=float(tol),
+                           rel_step=float(rel_step), groups=_check_groups(victim_groups))
 
     def get(t: float, direct: bool) -> CloneCount:
         return clone_count(profile, clone=clone, tol=t, rel_step=rel_step, direct=direct)
@@ -668,14 +711,18 @@ def clone_pair(
 
 # --------------------------------------------------------------------------- registration
 def _check(*, profile: BudgetProfile, clone: str = "stronger", tol: float = TOL,
-           rel_step: float = REL_STEP) -> None:
+           rel_step: float = REL_STEP, mechanism: Any = None,
+           victim_groups: int = VICTIM_GROUPS) -> None:
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
+    _check_groups(victim_groups)
+    _check_mechanism(mechanism, profile)
 
 
 def clones_coverage(
     *, family: Randomizer, profile: BudgetProfile, clone: str = "stronger",
-    tol: float = TOL, rel_step: float = REL_STEP,
+    tol: float = TOL, rel_step: float = REL_STEP, mechanism: Any = None,
+    victim_groups: int = VICTIM_GROUPS,
 ) -> Coverage:
     """Whether ``clones`` is a guarantee when every user i runs ``family`` with budget eps_i.
 
@@ -683,10 +730,12 @@ def clones_coverage(
     other user as victim (docs/theory.md, "The general clone reduction"):
     ``randomizer.clone_mass(eps_u, eps_j) >= r_j`` for all u != j, checked by
     :func:`shuffledp.randomizers.domination`.  Local delta_i > 0 with a pure randomizer only
-    makes the bound more conservative (smaller r_j, the victim's delta_v charged); for a
-    randomizer that is not pure (the Gaussian mechanism) the mixture form (1 - delta_i) pure +
-    delta_i leak that the local-delta reading needs is not established (and personalized
-    Gaussians provide no clones of a less noisy victim), so it is not covered.
+    makes the bound more conservative (smaller r_j, the victim's delta_v charged).  The
+    Gaussian mechanism has the mixture form (docs/theory.md, Lemma 6): with identical budgets
+    its pure parts are one eps-LDP randomizer, so ``standard`` covers it; with personalized
+    budgets a less noisy user gives no clones of a noisier victim under the generic masses, so
+    only ``mechanism="gaussian"`` covers it.  Other non-pure families (``gaussian_l2``) are
+    not covered.  With ``mechanism=F``: covered iff F includes the family run.
 
     >>> from shuffledp import BudgetProfile
     >>> from shuffledp.randomizers import get_randomizer
@@ -694,8 +743,30 @@ def clones_coverage(
     >>> clones_coverage(family=get_randomizer("krr:3"), profile=p).covered
     False
     """
+    from shuffledp.errors import ParameterRegimeError
+
     _check_clone(clone)
+    _check_groups(victim_groups)
     r = family
+    if mechanism is not None:
+        try:
+            fam = _check_mechanism(mechanism, profile)
+        except ParameterRegimeError as err:
+            return Coverage(False, str(err))
+        assert fam is not None
+        if fam.includes(r):
+            return Coverage(True, f"clones (mechanism {fam}): the masses of {fam} per victim "
+                                  "group (docs/theory.md, 'Mechanism-aware clones')")
+        return Coverage(False, f"clones (mechanism {fam}): computed for {fam}, which does not "
+                               f"include {r} protocols")
+    if r.family == "gaussian":
+        if profile.is_identical and clone == "standard" and profile.delta_max > 0.0:
+            return Coverage(True, "clones (standard): the Gaussian mechanism is (1 - delta) an "
+                                  "eps-LDP randomizer + delta leak (docs/theory.md, Lemma 6)")
+        return Coverage(False, (
+            "clones (generic masses) covers the Gaussian mechanism with identical budgets and "
+            "clone = 'standard' only; use the option mechanism = 'gaussian' for personalized "
+            "budgets (docs/theory.md, 'Local delta')"))
     if not r.pure:
         return Coverage(False, (
             f"{r} is not pure LDP: clones reads local delta_i as the mixture (1 - delta_i) "
@@ -712,8 +783,14 @@ def clones_coverage(
 
 def _diagnostics(
     *, profile: BudgetProfile, eps: float, delta: float, clone: str = "stronger",
-    tol: float = TOL, rel_step: float = REL_STEP,
+    tol: float = TOL, rel_step: float = REL_STEP, mechanism: Any = None,
+    victim_groups: int = VICTIM_GROUPS,
 ) -> dict[str, Any]:
+    if mechanism is not None:
+        from shuffledp.bounds.aware import victim_groups as groups_of
+
+        return {"mechanism": get_randomizer(mechanism).spec,
+                "victim_groups": len(groups_of(profile, mechanism, groups=victim_groups))}
     cc = clone_count(profile, clone=clone, tol=tol, rel_step=rel_step)
     return {
         "clone": clone,
@@ -738,11 +815,13 @@ BOUND = register_bound(
             personalized=True,
             approx_ldp=True,
             randomizers=("binary_rr", "duchi", "krr", "any"),
-            options={"clone": "stronger", "tol": TOL, "rel_step": REL_STEP},
+            options={"clone": "stronger", "tol": TOL, "rel_step": REL_STEP,
+                     "mechanism": None, "victim_groups": VICTIM_GROUPS},
             coverage_note=(
                 "stronger: binary RR, one-bit Duchi (also personalized), k-RR (identical); "
-                "standard: any eps0-LDP randomizer (identical), binary RR and one-bit Duchi "
-                "(personalized); others per profile by domination"
+                "standard: any eps0-LDP randomizer and the Gaussian mechanism (identical), "
+                "binary RR and one-bit Duchi (personalized); others per profile by domination; "
+                "mechanism=F: F's own masses per victim group (any profile, F's protocols)"
             ),
         ),
         delta_fn=clones_delta,

@@ -43,6 +43,7 @@ from scipy import special
 
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
+from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import Randomizer, get_randomizer
@@ -168,6 +169,7 @@ def _check(*, profile: BudgetProfile, k: int = K, exhaustive_n: int = EXHAUSTIVE
 
 
 _CACHE: dict[tuple, list[tuple[NDArray, NDArray]]] = {}
+register_mapping("krr_exact.laws", _CACHE)
 
 
 def _laws(profile: BudgetProfile, k: int, exhaustive_n: int):

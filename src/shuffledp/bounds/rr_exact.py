@@ -71,6 +71,7 @@ from scipy import special
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.clones import profile_digest
 from shuffledp.bounds.registry import register_bound
+from shuffledp.caching import register_mapping
 from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
@@ -329,6 +330,7 @@ def pair_delta(pair: RRPair, eps: float) -> float:
 
 
 _CACHE: OrderedDict[tuple, list[_Prepared]] = OrderedDict()
+register_mapping("rr_exact.pairs", _CACHE)
 _CACHE_SIZE = 16
 
 

@@ -56,10 +56,11 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
     (largest eps_i, delta_i) is the victim.
 
 Calibration (:func:`calibrate_scale`): the per-round profile is ``base.scaled(s)``
-(``eps_i = s * base_eps_i``, deltas fixed); the largest ``s`` whose T-round eps at the
-target delta is at most the target eps is found by bisection with the shared inversion
-:func:`shuffledp.numerics.invert_monotone` (``side="lower"``: the returned s satisfies the
-target), and the achieved eps is re-evaluated and checked.
+(``eps_i = s * base_eps_i``, deltas fixed); the largest ``s`` whose T-round delta at the
+target eps is at most the target delta is found by the search shared with the estimation
+calibration, :func:`shuffledp.calibration.search_scale` (one :func:`rounds_delta` per
+candidate scale; the returned s satisfies the target), and the result is the shared
+:class:`shuffledp.calibration.Calibration` record, whose achieved eps is evaluated once.
 
 >>> from shuffledp import BudgetProfile
 >>> prof = BudgetProfile.identical(n=1000, eps0=2.0)
@@ -73,15 +74,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_scale
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
-from shuffledp.numerics import invert_monotone
 from shuffledp.params import (
     EPS_LOCAL_MAX,
     BudgetProfile,
@@ -333,35 +332,6 @@ def rounds_delta(
 
 
 # --------------------------------------------------------------------------- calibration
-@dataclass(frozen=True)
-class Calibration:
-    """Result of :func:`calibrate_scale`: per-round budgets meeting a central target."""
-
-    method: str
-    kind: str
-    rounds: int
-    target_eps: float
-    delta: float
-    scale: float
-    eps_achieved: float
-    profile: BudgetProfile
-    diagnostics: Mapping[str, Any] = field(default_factory=dict)
-
-    def as_row(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "kind": self.kind,
-            "rounds": self.rounds,
-            "target_eps": self.target_eps,
-            "delta": self.delta,
-            "local_eps_scale": self.scale,
-            "eps_achieved": self.eps_achieved,
-            "local_eps_max": self.profile.eps_max,
-            "local_eps_mean": float(self.profile.eps.mean()),
-            **dict(self.diagnostics),
-        }
-
-
 def calibrate_scale(
     *,
     method: str,
@@ -376,19 +346,23 @@ def calibrate_scale(
     scale_min: float = 1e-3,
     eps_local_max: float = 30.0,
 ) -> Calibration:
-    """Largest common factor s on ``base`` whose T-round eps(delta) is <= ``eps``.
+    """Largest common factor s on ``base`` whose T-round delta at ``eps`` is <= ``delta``.
 
-    Bisection on s in ``[scale_min, eps_local_max / max(base.eps)]`` (shared inversion,
-    relative tolerance ``rtol``, the returned end satisfies the target).  Raises
-    :class:`ParameterRegimeError` when even ``scale_min`` misses the target, and returns the
-    upper end of the range when even that meets it (diagnostic ``capped``).
+    The shared search of :func:`shuffledp.calibration.search_scale` (one
+    :func:`rounds_delta` per candidate scale, no eps inversion; relative tolerance ``rtol`` on
+    s; the returned scale satisfies the target) on ``[scale_min, eps_local_max /
+    max(base.eps)]``, starting at ``min(1, s_max)``.  Returns the shared
+    :class:`~shuffledp.calibration.Calibration` record: ``bound_eps`` (alias ``eps_achieved``)
+    is the T-round eps at ``delta`` there, computed once, ``rounds`` = T, ``capped`` when even
+    the upper end of the range meets the target.  Raises :class:`ParameterRegimeError` when
+    even ``scale_min`` misses the target.
 
     >>> from shuffledp import BudgetProfile
     >>> base = BudgetProfile.identical(n=500, eps0=1.0)
     >>> cal = calibrate_scale(method="gdp", base=base, rounds=10, eps=2.0, delta=1e-5,
     ...                       randomizer="duchi")
-    >>> cal.eps_achieved <= 2.0, round(cal.scale, 1)
-    (True, 1.7)
+    >>> cal.eps_achieved <= 2.0, round(cal.scale, 1), cal.bound_delta <= 1e-5
+    (True, 1.7, True)
     """
     t = _check_rounds(rounds)
     eps = check_real(eps, "eps", low=0.0, low_open=True)
@@ -402,47 +376,44 @@ def calibrate_scale(
         raise ValueError("base profile must have some eps_i > 0")
     check_applicable(method=method, profile=base, randomizer=randomizer, clone=clone)
     s_max = eps_local_max / base.eps_max
-
-    def eps_of(s: float) -> float:
-        return rounds_epsilon(
-            method=method,
-            profile=base.scaled(s),
-            rounds=t,
-            delta=delta,
-            randomizer=randomizer,
-            clone=clone,
-            discretization=discretization,
+    if scale_min > s_max:
+        raise ValueError(
+            f"scale_min must be <= eps_local_max / max eps_i = {s_max:g}, got {scale_min!r}"
         )
+    settings = {"randomizer": randomizer, "clone": clone, "discretization": discretization}
 
-    capped = eps_of(s_max) <= eps
-    if capped:
-        s = s_max
-    else:
-        s = invert_monotone(
-            eps_of,
-            eps,
-            lo=scale_min,
-            hi=min(1.0, s_max),
-            decreasing=False,
-            side="lower",
-            rtol=rtol,
-            atol=1e-9,
-            hi_max=s_max,
-        )
-    achieved = eps_of(s)
-    if achieved > eps:
+    def check(s: float) -> ScaleCheck:
+        try:
+            d = rounds_delta(method=method, profile=base.scaled(s), rounds=t, eps=eps,
+                             **settings)
+        except ParameterRegimeError as err:
+            return ScaleCheck(False, -math.inf, math.inf, str(err))
+        return ScaleCheck(d <= delta, delta_score(d, delta), d)
+
+    res = search_scale(check, start=min(1.0, s_max), s_min=scale_min, s_max=s_max, rtol=rtol)
+    if res.lo is None:
+        last = res.checks[min(res.checks)]
         raise ParameterRegimeError(
             f"{method}: central eps = {eps:g} at delta = {delta:g} after {t} rounds is not "
-            f"reachable with local eps >= {scale_min * base.eps_max:g} (got {achieved:.4g})"
+            f"reachable with local eps >= {scale_min * base.eps_max:g} (delta there "
+            f"{last.value:.4g}{'; ' + last.reason if last.reason else ''})"
         )
+    s = res.lo
+    profile = base.scaled(s)
+    # the delta certificate at eps proves eps(delta) <= eps (calibration module docstring)
+    achieved = min(rounds_epsilon(method=method, profile=profile, rounds=t, delta=delta,
+                                  **settings), eps)
     return Calibration(
         method=method,
         kind=METHOD_KIND[method],
-        rounds=t,
         target_eps=float(eps),
         delta=float(delta),
         scale=float(s),
-        eps_achieved=float(achieved),
-        profile=base.scaled(s),
-        diagnostics={"capped": bool(capped)},
+        profile=profile,
+        bound_eps=float(achieved),
+        capped=res.capped,
+        evaluations=res.evaluations,
+        options=settings,
+        rounds=t,
+        bound_delta=float(res.checks[s].value),
     )

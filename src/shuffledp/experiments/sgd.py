@@ -1,0 +1,176 @@
+"""The SGD experiment (experiment 6): shuffled PLDP-SGD, test accuracy at a central target.
+
+:func:`run_sgd` runs one accounting method at one target eps: it calibrates the per-round
+local budgets once (:func:`shuffledp.sgd.accounting.calibrate_scale`; they do not depend on
+the run), then trains ``seeds`` runs (:func:`shuffledp.sgd.train.train_shuffled_sgd`) and
+returns one row per run.  ``method`` is an accounting method of
+:mod:`shuffledp.sgd.accounting` (``gdp``, ``clones``, ``local``) or ``nonprivate`` (clipped
+SGD without noise, no target).
+
+Streams (package docstring of :mod:`shuffledp.experiments`): run k has the run seed
+``seed_int(seed, "sgd_run", k)``, written in the row's ``seed`` column (so a row can be
+reproduced from its own seed); its train/test split (digits) or training subsample (MNIST)
+is drawn from ``rng_for(run_seed, "sgd_split")`` and its ``torch.Generator`` (model
+initialisation and every noise draw) is seeded with ``seed_int(run_seed, "sgd_noise")``.  No
+stream depends on the method or the target: every method trains on the same splits with the
+same noise streams (common random numbers).  A personalized budget profile (``profile`` other
+than ``identical``) is drawn from ``rng_for(seed, "budgets", profile, n_train)`` (the same
+users as in every other experiment naming that profile and n) and scaled so that its largest
+budget is 1 (so the calibrated scale is the largest per-round local eps).
+
+Progress: ``progress(done, total)`` with ``(0, total)`` first and after each run,
+``total = seeds``.  Importing this module does not import torch; :func:`run_sgd` does.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.experiments.estimation import Progress, check_progress
+from shuffledp.experiments.seeding import check_seed, rng_for, seed_int
+from shuffledp.experiments.sweeps import IDENTICAL, draw_budgets
+from shuffledp.params import BudgetProfile, check_int, check_real, check_str, describe
+
+__all__ = ["NONPRIVATE", "SGD_DEFAULTS", "run_seeds", "load_sgd_data", "sgd_base_profile",
+           "run_sgd"]
+
+log = logging.getLogger(__name__)
+
+#: The reference run without noise.
+NONPRIVATE = "nonprivate"
+#: Defaults of the ``sgd`` config section (as in ``config/schema.yaml``).
+SGD_DEFAULTS: Mapping[str, Any] = {
+    "dataset": "digits", "mnist_path": "", "max_train": 0, "test_fraction": 0.2,
+    "model": "logreg", "hidden": 64, "randomizer": "duchi", "delta0": 0.0,
+    "profile": IDENTICAL, "clone": "standard", "delta": 1e-5, "rounds": 50, "lr": 0.3,
+    "momentum": 0.0, "clip": 1.0, "seeds": 3, "discretization": 1e-4, "chunk": 0,
+}
+
+
+def run_seeds(seed: int, runs: int) -> list[int]:
+    """The run seeds ``seed_int(seed, "sgd_run", k)``, k = 0..runs-1."""
+    seed = check_seed(seed)
+    return [seed_int(seed, "sgd_run", k) for k in range(check_int(runs, "seeds", low=1))]
+
+
+def load_sgd_data(cfg: Mapping[str, Any], run_seed: int):
+    """The data set of one run: digits split, or the user's MNIST files
+    (:func:`shuffledp.sgd.data.load_mnist`, the library's file adapter), with the run's
+    ``sgd_split`` stream."""
+    from shuffledp.sgd.data import load_digits_dataset, load_mnist
+
+    rng = rng_for(run_seed, "sgd_split")
+    if cfg["dataset"] == "digits":
+        return load_digits_dataset(rng=rng, test_fraction=float(cfg["test_fraction"]))
+    if cfg["dataset"] == "mnist":
+        return load_mnist(cfg["mnist_path"], max_train=int(cfg["max_train"]), rng=rng)
+    raise ValueError(f"dataset must be 'digits' or 'mnist', got {short_repr(cfg['dataset'])}")
+
+
+def sgd_base_profile(cfg: Mapping[str, Any], profiles: Mapping[str, Mapping], n: int,
+                     seed: int) -> BudgetProfile:
+    """Per-round budget shape of ``n`` users with largest budget 1 (module docstring)."""
+    name = check_str(cfg["profile"], "profile")
+    delta0 = check_real(cfg["delta0"], "delta0", low=0.0, high=1.0, high_open=True)
+    if name == IDENTICAL:
+        return draw_budgets(IDENTICAL, None, n=n, seed=seed, delta0=delta0)
+    if name not in profiles:
+        raise ValueError(f"profile = {name!r} is neither 'identical' nor one of the profiles "
+                         f"{sorted(profiles)}")
+    prof = draw_budgets(name, profiles[name], n=n, seed=seed, delta0=delta0)
+    return prof.scaled(1.0 / prof.eps_max)
+
+
+def _settings(cfg: object) -> dict[str, Any]:
+    if not isinstance(cfg, Mapping):
+        raise TypeError(f"config must be a mapping (the sgd section), got {describe(cfg)}")
+    unknown = sorted(set(cfg) - set(SGD_DEFAULTS) - {"methods", "references", "target_eps"})
+    if unknown:
+        raise ValueError(f"config has unknown key(s) {unknown}; known: {sorted(SGD_DEFAULTS)}")
+    return {**SGD_DEFAULTS, **cfg}
+
+
+def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
+            profiles: Mapping[str, Mapping], seed: int,
+            progress: Progress | None = None) -> list[dict[str, Any]]:
+    """One row per run (module docstring) of ``method`` at the central ``target_eps`` (None
+    for ``nonprivate``); ``config``: the ``sgd`` section (missing keys take
+    :data:`SGD_DEFAULTS`); ``profiles``: name -> spec; ``seed``: the master seed."""
+    from shuffledp.sgd.accounting import METHOD_KIND, calibrate_scale
+    from shuffledp.sgd.randomizers import make_randomizer
+    from shuffledp.sgd.train import SGDConfig, train_shuffled_sgd
+
+    cfg = _settings(config)
+    check_str(method, "method")
+    if method != NONPRIVATE and method not in METHOD_KIND:
+        raise ValueError(f"method must be one of {[*METHOD_KIND, NONPRIVATE]}, got "
+                         f"{short_repr(method)}")
+    if method == NONPRIVATE:
+        if target_eps is not None:
+            raise ValueError(f"target_eps must be None for {NONPRIVATE!r}, got {target_eps!r}")
+    else:
+        target_eps = check_real(target_eps, "target_eps", low=0.0, low_open=True)
+    progress = check_progress(progress)
+    seeds = run_seeds(seed, cfg["seeds"])
+    sgd_cfg = SGDConfig(rounds=int(cfg["rounds"]), lr=float(cfg["lr"]),
+                        clip=float(cfg["clip"]), momentum=float(cfg["momentum"]),
+                        hidden=int(cfg["hidden"]), chunk=int(cfg["chunk"]))
+    randomizer = make_randomizer(cfg["randomizer"], clip=sgd_cfg.clip)
+    common = {"method": method, "target_eps": target_eps, "delta": float(cfg["delta"]),
+              "rounds": sgd_cfg.rounds, "randomizer": randomizer.name,
+              "dataset": cfg["dataset"], "model": cfg["model"], "clip": sgd_cfg.clip,
+              "lr": sgd_cfg.lr, "profile": cfg["profile"]}
+    if progress:
+        progress(0, len(seeds))
+    first = load_sgd_data(cfg, seeds[0])
+    calibration, reason = None, ""
+    if method != NONPRIVATE:
+        base = sgd_base_profile(cfg, profiles, first.n_train, seed)
+        try:
+            calibration = calibrate_scale(
+                method=method, base=base, rounds=sgd_cfg.rounds, eps=float(target_eps),
+                delta=float(cfg["delta"]), randomizer=randomizer.name, clone=cfg["clone"],
+                discretization=float(cfg["discretization"]))
+            log.info("%s target eps %g: local eps scale %.4g", method, target_eps,
+                     calibration.scale)
+        except ParameterRegimeError as err:
+            reason = str(err)
+            log.info("%s target eps %g not applicable: %s", method, target_eps, reason)
+    rows = []
+    for k, run_seed in enumerate(seeds):
+        row = dict(common, seed=run_seed)
+        if method != NONPRIVATE and calibration is None:
+            row.update(kind=METHOD_KIND[method], status="not_applicable", reason=reason,
+                       accuracy=math.nan, local_eps_scale=math.nan)
+        else:
+            res = _train(k, run_seed, first, cfg, sgd_cfg, randomizer, calibration,
+                         train_shuffled_sgd)
+            if calibration is None:
+                row.update(kind=NONPRIVATE, local_eps_scale=math.nan, eps_achieved=math.inf)
+            else:
+                row.update({c: v for c, v in calibration.as_row().items() if c not in row})
+            row.update(status="ok", reason="", accuracy=res.accuracy,
+                       train_accuracy=res.train_accuracy, n_users=res.n_users,
+                       n_params=res.n_params, seconds=res.seconds)
+            log.info("%s eps %s run %d: accuracy %.4f (%.1fs)", method, target_eps, k,
+                     res.accuracy, res.seconds)
+        rows.append(row)
+        if progress:
+            progress(k + 1, len(seeds))
+    return rows
+
+
+def _train(k, run_seed, first, cfg, sgd_cfg, randomizer, calibration, train):
+    import torch
+
+    data = first if k == 0 else load_sgd_data(cfg, run_seed)
+    gen = torch.Generator().manual_seed(seed_int(run_seed, "sgd_noise"))
+    if calibration is None:
+        return train(data, config=sgd_cfg, model=cfg["model"], generator=gen)
+    prof = calibration.profile
+    return train(data, config=sgd_cfg, model=cfg["model"], randomizer=randomizer,
+                 eps=prof.eps, delta=prof.delta, generator=gen)
