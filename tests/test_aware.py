@@ -315,3 +315,43 @@ def test_more_groups_never_hurt_much_and_bound_is_monotone_in_eps():
     assert all(a >= b for a, b in zip(ds, ds[1:], strict=False))
     e = CLONES.eps(profile=p, delta=1e-6, mechanism="laplace")
     assert CLONES.delta(profile=p, eps=e, mechanism="laplace") <= 1e-6
+
+
+# ----------------------------------------------------------------------------- whole range
+@pytest.mark.parametrize("low,high", [(0.0, 0.01), (0.5, 2.0), (3.0, 12.0), (26.0, 50.0)])
+def test_constant_families_equal_the_generic_stronger_bound(low, high):
+    """Binary RR's masses do not depend on the victim: one group, the generic pool (up to the
+    aware pool's extra rounding down, which can only raise the bound)."""
+    rng = np.random.default_rng([int(high), 11])
+    p = BudgetProfile.from_arrays(rng.uniform(low, high, 500))
+    for target in (0.0, 0.1, 1.0, 30.0):
+        a = CLONES.delta(profile=p, eps=target, mechanism="binary_rr")
+        b = CLONES.delta(profile=p, eps=target, clone="stronger")
+        assert b * (1 - 1e-9) <= a <= b * 1.01 + 1e-300
+
+
+@pytest.mark.parametrize("k", [3, 5])
+@pytest.mark.parametrize("eps0", [0.5, 4.0, 26.0, 40.0])
+def test_aware_krr_is_above_the_exact_krr_curve(k, eps0):
+    """Identical k-RR over the accepted range: at least the exact shuffled delta (krr_exact,
+    an exact lower bound for k-RR with that k)."""
+    p = BudgetProfile.identical(n=20, eps0=eps0)
+    exact = get_bound("krr_exact")
+    for target in (0.0, eps0 / 4, eps0 / 2, eps0 * 0.9):
+        ours = CLONES.delta(profile=p, eps=target, mechanism=f"krr:{k}")
+        truth = exact.delta(profile=p, eps=target, k=k)
+        assert ours >= truth * (1 - 1e-9) - 1e-300
+
+
+@pytest.mark.parametrize("mech", ["gaussian", "laplace", "krr:5", "piecewise", "oue:4",
+                                  "duchi_l2", "any"])
+@pytest.mark.parametrize("low,high", [(0.0, 0.01), (0.0, 50.0), (40.0, 50.0)])
+def test_aware_bound_is_a_probability_and_monotone_over_the_range(mech, low, high):
+    rng = np.random.default_rng([int(high), 12])
+    e = rng.uniform(low, high, 300)
+    d = np.full(300, 1e-30 if mech == "gaussian" else 0.0)
+    p = BudgetProfile.from_arrays(e, d)
+    ds = [CLONES.delta(profile=p, eps=x, mechanism=mech) for x in (0.0, 0.5, 5.0, 49.9)]
+    assert all(0.0 <= x <= 1.0 for x in ds)
+    assert all(a >= b for a, b in zip(ds, ds[1:], strict=False))
+    assert ds[-1] <= float(p.delta.max()) or high > 49.9  # nothing above the largest budget
