@@ -250,8 +250,9 @@ def _edges(counts: NDArray[np.int64], groups: int) -> NDArray[np.int64]:
 
 def victim_groups(profile: BudgetProfile, family: Any, *,
                   groups: int = VICTIM_GROUPS) -> list[VictimGroup]:
-    """The victim groups of ``profile`` for ``family`` (see the module docstring)."""
-    return list(_plan(profile, get_randomizer(family), groups)[1])
+    """The victim groups of ``profile`` for ``family`` (see the module docstring); the plan
+    is the cached one of :func:`aware_delta`."""
+    return list(_plan_of(profile, get_randomizer(family), groups)[1])
 
 
 def _plan(profile: BudgetProfile, family: Randomizer,
@@ -296,7 +297,7 @@ def group_pool(profile: BudgetProfile, family: Any, group: VictimGroup, *, eta: 
     every tier with its multiplicity, one user of the group with the largest mass left out.
     ``eta`` > 0 cuts a Gaussian victim's tails (Lemma 7)."""
     fam = get_randomizer(family)
-    tiers, _ = _plan(profile, fam, groups)
+    tiers, _ = _plan_of(profile, fam, groups)
     return _group_pool(fam, tiers, group, eta)
 
 
@@ -401,6 +402,13 @@ def _lru(cache: OrderedDict, key: tuple, build, size: int):
 def _cached_plan(profile: BudgetProfile, family: Randomizer, groups: int, digest: str):
     return _lru(_PLANS, (digest, family.spec, groups), lambda: _plan(profile, family, groups),
                 _PLAN_CACHE_SIZE)
+
+
+def _plan_of(profile: BudgetProfile, family: Randomizer, groups: int):
+    """The cached plan, keyed by the profile's content digest."""
+    from shuffledp.bounds.clones import profile_digest
+
+    return _cached_plan(profile, family, groups, profile_digest(profile))
 
 
 def _cut_value(count_of, group: VictimGroup, gi: int, i: int, eps: float, tol: float) -> float:
