@@ -30,7 +30,12 @@ rule collect_bounds_vs_n:
             eps0=[fmt_num(e) for e in config["bounds_vs_n"]["eps0"]],
         ),
     output:
-        table=results_path("bounds/bounds_vs_n.csv"),
+        table=report(
+            results_path("bounds/bounds_vs_n.csv"),
+            caption="../report/table_bounds_vs_n.rst",
+            category="3 Tables",
+            subcategory="Identical budgets: eps vs n",
+        ),
     log:
         log_path("collect_bounds_vs_n.log"),
     conda:
@@ -68,9 +73,16 @@ rule compute_gdp_validity:
 
 rule collect_gdp_validity:
     input:
-        tables=expand(results_path("gdp_validity/n_{n}.csv"), n=config["gdp_validity"]["n"]),
+        tables=expand(
+            results_path("gdp_validity/n_{n}.csv"), n=config["gdp_validity"]["n"]
+        ),
     output:
-        table=results_path("gdp_validity/gdp_validity.csv"),
+        table=report(
+            results_path("gdp_validity/gdp_validity.csv"),
+            caption="../report/table_gdp_validity.rst",
+            category="3 Tables",
+            subcategory="Validity of the paper's formula",
+        ),
     log:
         log_path("collect_gdp_validity.log"),
     conda:
@@ -117,7 +129,12 @@ rule collect_personalized:
             profile=config["personalized"]["profiles"],
         ),
     output:
-        table=results_path("personalized/personalized.csv"),
+        table=report(
+            results_path("personalized/personalized.csv"),
+            caption="../report/table_personalized.rst",
+            category="3 Tables",
+            subcategory="Personalized budgets",
+        ),
     log:
         log_path("collect_personalized.log"),
     conda:
@@ -136,8 +153,18 @@ rule make_tables:
     input:
         table=results_path("personalized/personalized.csv"),
     output:
-        latex=results_path("tables/personalized.tex"),
-        markdown=results_path("tables/personalized.md"),
+        latex=report(
+            results_path("tables/personalized.tex"),
+            caption="../report/table_personalized_paper.rst",
+            category="3 Tables",
+            subcategory="Personalized budgets",
+        ),
+        markdown=report(
+            results_path("tables/personalized.md"),
+            caption="../report/table_personalized_paper.rst",
+            category="3 Tables",
+            subcategory="Personalized budgets",
+        ),
     log:
         log_path("make_tables.log"),
     conda:
@@ -154,7 +181,12 @@ rule make_tables:
 
 rule time_bounds:
     output:
-        table=results_path("runtime/runtime.csv"),
+        table=report(
+            results_path("runtime/runtime.csv"),
+            caption="../report/table_runtime.rst",
+            category="3 Tables",
+            subcategory="Runtime",
+        ),
     log:
         log_path("time_bounds.log"),
     benchmark:

@@ -116,7 +116,9 @@ def schema_error_lines(error):
     elif keyword == "pattern":
         # a schema may say in words what its pattern means (x-hint, e.g. the run folder)
         hint = error.schema.get("x-hint")
-        constraint = f"must be {hint} (schema: pattern)" if hint else f"must match {limit!r}"
+        constraint = (
+            f"must be {hint} (schema: pattern)" if hint else f"must match {limit!r}"
+        )
     elif keyword == "required":
         missing = [k for k in limit if k not in value]
         return [f"{_where(path)}: missing required key(s) {', '.join(missing)}"]
@@ -200,6 +202,19 @@ def cross_check_problems(cfg):
     )
     if bad_table_n:
         lines.append(f"config personalized.table_n {bad_table_n} not in personalized.n")
+    for section in ("mean_estimation", "frequency_estimation"):
+        sec = cfg.get(section, {})
+        main = sec.get("main_mechanism", "")
+        if main and main not in sec.get("mechanisms", []):
+            lines.append(
+                f"config {section}.main_mechanism {main!r} not in {section}.mechanisms"
+            )
+    lines += _unknown_names(
+        "personalized.main_profiles",
+        cfg["personalized"].get("main_profiles", []),
+        defined,
+        "undefined profile",
+    )
     return lines
 
 
@@ -312,11 +327,24 @@ def benchmark_path(path):
 
 # Outputs of each experiment (one named target each, see targets.smk); each experiment also
 # writes the configuration that produced them (config_path, rule dump_config).
+#: The tidy table of each experiment (also rendered as HTML for the report: rule render_table).
+TABLE_FILES = {
+    "bounds_vs_n": "bounds/bounds_vs_n.csv",
+    "gdp_validity": "gdp_validity/gdp_validity.csv",
+    "personalized": "personalized/personalized.csv",
+    "runtime": "runtime/runtime.csv",
+    "mean_estimation": "mean_estimation/mean_estimation.csv",
+    "frequency_estimation": "frequency_estimation/frequency_estimation.csv",
+    "sgd": "sgd/sgd.csv",
+}
+
 EXPERIMENTS = {
     "bounds_vs_n": [
         "bounds/bounds_vs_n.csv",
         "figures/bounds_vs_n.png",
         "figures/bounds_vs_n.pdf",
+        "figures/bounds_vs_n_all.png",
+        "figures/bounds_vs_n_all.pdf",
     ],
     "gdp_validity": [
         "gdp_validity/gdp_validity.csv",
@@ -327,6 +355,8 @@ EXPERIMENTS = {
         "personalized/personalized.csv",
         "figures/personalized.png",
         "figures/personalized.pdf",
+        "figures/personalized_all.png",
+        "figures/personalized_all.pdf",
         "tables/personalized.tex",
         "tables/personalized.md",
     ],
@@ -339,11 +369,15 @@ EXPERIMENTS = {
         "mean_estimation/mean_estimation.csv",
         "figures/mean_estimation.png",
         "figures/mean_estimation.pdf",
+        "figures/mean_estimation_all.png",
+        "figures/mean_estimation_all.pdf",
     ],
     "frequency_estimation": [
         "frequency_estimation/frequency_estimation.csv",
         "figures/frequency_estimation.png",
         "figures/frequency_estimation.pdf",
+        "figures/frequency_estimation_all.png",
+        "figures/frequency_estimation_all.pdf",
     ],
     "sgd": [
         "sgd/sgd.csv",
@@ -359,11 +393,17 @@ def config_path(experiment):
 
 
 def experiment_outputs(experiment):
-    return [results_path(p) for p in EXPERIMENTS[experiment]] + [config_path(experiment)]
+    return [results_path(p) for p in EXPERIMENTS[experiment]] + [
+        results_path(f"tables/{experiment}.html"),
+        config_path(experiment),
+    ]
 
 
 def all_outputs():
-    return [p for name in EXPERIMENTS for p in experiment_outputs(name)]
+    """Every experiment's outputs and the report's landing page (rule report_landing)."""
+    return [p for name in EXPERIMENTS for p in experiment_outputs(name)] + [
+        results_path("report/landing.rst")
+    ]
 
 
 def _profiles_read_by(experiment):
@@ -388,7 +428,10 @@ def experiment_config(experiment):
     then."""
     sec = config[experiment]
     cfg = {"run": RUN, "seed": config["seed"]}
-    if experiment in ("bounds_vs_n", "personalized", "runtime") or sec.get("methods") == "all":
+    if (
+        experiment in ("bounds_vs_n", "personalized", "runtime")
+        or sec.get("methods") == "all"
+    ):
         cfg["methods"] = config["methods"]
     profiles = _profiles_read_by(experiment)
     if profiles:
@@ -426,7 +469,8 @@ def _first_difference(old, new, where=""):
 def report_problems():
     """For `snakemake --report`: the figure captions are rendered from the configuration
     given to --report, so it must be the one that produced the figures.  One line per
-    experiment whose written configuration differs, or whose figures are older than it."""
+    experiment whose written configuration differs, or whose figures are older than it.
+    """
     lines = []
     for name in EXPERIMENTS:
         path = config_path(name)
@@ -443,7 +487,9 @@ def report_problems():
                 "--report the --configfile/--config that produced it"
             )
             continue
-        figures = [results_path(p) for p in EXPERIMENTS[name] if p.startswith("figures/")]
+        figures = [
+            results_path(p) for p in EXPERIMENTS[name] if p.startswith("figures/")
+        ]
         stale = [
             f
             for f in figures

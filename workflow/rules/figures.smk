@@ -10,9 +10,17 @@ rule plot_bounds_vs_n:
         png=report(
             results_path("figures/bounds_vs_n.png"),
             caption="../report/bounds_vs_n.rst",
-            category="Bounds",
+            category="1 Main figures",
+            subcategory="Identical budgets: eps vs n",
         ),
         pdf=results_path("figures/bounds_vs_n.pdf"),
+        all_png=report(
+            results_path("figures/bounds_vs_n_all.png"),
+            caption="../report/bounds_vs_n_all.rst",
+            category="2 Appendix figures",
+            subcategory="Identical budgets: eps vs n",
+        ),
+        all_pdf=results_path("figures/bounds_vs_n_all.pdf"),
     log:
         log_path("plot_bounds_vs_n.log"),
     conda:
@@ -34,7 +42,8 @@ rule plot_gdp_validity:
         png=report(
             results_path("figures/gdp_validity.png"),
             caption="../report/gdp_validity.rst",
-            category="Bounds",
+            category="1 Main figures",
+            subcategory="Validity of the paper's formula",
         ),
         pdf=results_path("figures/gdp_validity.pdf"),
     log:
@@ -58,9 +67,17 @@ rule plot_personalized:
         png=report(
             results_path("figures/personalized.png"),
             caption="../report/personalized.rst",
-            category="Bounds",
+            category="1 Main figures",
+            subcategory="Personalized budgets",
         ),
         pdf=results_path("figures/personalized.pdf"),
+        all_png=report(
+            results_path("figures/personalized_all.png"),
+            caption="../report/personalized_all.rst",
+            category="2 Appendix figures",
+            subcategory="Personalized budgets",
+        ),
+        all_pdf=results_path("figures/personalized_all.pdf"),
     log:
         log_path("plot_personalized.log"),
     conda:
@@ -69,6 +86,8 @@ rule plot_personalized:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        main_profiles=config["personalized"]["main_profiles"],
     script:
         "../scripts/plot_personalized.py"
 
@@ -82,7 +101,8 @@ rule plot_runtime:
         png=report(
             results_path("figures/runtime.png"),
             caption="../report/runtime.rst",
-            category="Runtime",
+            category="1 Main figures",
+            subcategory="Runtime",
         ),
         pdf=results_path("figures/runtime.pdf"),
     log:
@@ -101,12 +121,13 @@ rule dump_config:
     """The effective configuration an experiment reads (files, --config overrides, schema
     defaults), written into its results folder.  Its params are that configuration, so
     Snakemake's params trigger rewrites it whenever it changes, e.g. when one target is rerun
-    with --config overrides; every target (targets.smk) and every figure depends on it."""
+    with --config overrides; every target (targets.smk) and every figure depends on it.
+    """
     output:
         config=report(
             config_path("{experiment}"),
             caption="../report/config.rst",
-            category="Configuration",
+            category="4 Configuration",
         ),
     log:
         log_path("dump_config/{experiment}.log"),
@@ -142,3 +163,72 @@ rule gallery:
         runtime=2,
     shell:
         "mkdir -p docs/figures && for f in {input}; do cp $f docs/figures/; done 2> {log}"
+
+
+# The report's landing page: every main figure with its caption (category "1 Main figures"),
+# included by workflow/report/workflow.rst, the page `snakemake --report` opens on.
+LANDING = [
+    ("bounds_vs_n", "Identical budgets: eps vs n"),
+    ("gdp_validity", "Validity of the paper's formula"),
+    ("personalized", "Personalized budgets"),
+    ("mean_estimation", "Mean estimation"),
+    ("frequency_estimation", "Frequency estimation"),
+    ("sgd", "SGD"),
+    ("runtime", "Runtime"),
+]
+
+
+rule report_landing:
+    input:
+        figures=[results_path(f"figures/{name}.png") for name, _ in LANDING],
+        captions=[f"workflow/report/{name}.rst" for name, _ in LANDING],
+        configs=[config_path(name) for name, _ in LANDING],
+    output:
+        landing=report(
+            results_path("report/landing.rst"),
+            caption="../report/landing.rst",
+            category="4 Configuration",
+            subcategory="Report",
+        ),
+    log:
+        log_path("report_landing.log"),
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        titles=[title for _, title in LANDING],
+        configs=[config_path(name) for name, _ in LANDING],
+        config=lambda wc: {k: v for k, v in config.items()},
+    script:
+        "../scripts/report_landing.py"
+
+
+rule render_table:
+    """An experiment's tidy table as an HTML page the report shows in place."""
+    input:
+        table=lambda wc: results_path(TABLE_FILES[wc.kind]),
+    output:
+        html=report(
+            results_path("tables/{kind}.html"),
+            caption="../report/table_html.rst",
+            category="3 Tables",
+            subcategory="HTML views",
+            labels={"table": "{kind}"},
+        ),
+    log:
+        log_path("render_table/{kind}.log"),
+    wildcard_constraints:
+        kind="|".join(TABLE_FILES),
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        kind=lambda wc: wc.kind,
+    script:
+        "../scripts/render_table.py"

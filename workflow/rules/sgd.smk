@@ -44,7 +44,9 @@ rule train_sgd:
         target_eps=lambda wc: None if wc.eps == "inf" else float(wc.eps),
         sgd=config["sgd"],
         profiles=profile_specs(
-            [] if config["sgd"]["profile"] == "identical" else [config["sgd"]["profile"]]
+            []
+            if config["sgd"]["profile"] == "identical"
+            else [config["sgd"]["profile"]]
         ),
         seed=config["seed"],
         threads=1,
@@ -56,7 +58,12 @@ rule collect_sgd:
     input:
         tables=SGD_RUNS,
     output:
-        table=results_path("sgd/sgd.csv"),
+        table=report(
+            results_path("sgd/sgd.csv"),
+            caption="../report/table_sgd.rst",
+            category="3 Tables",
+            subcategory="SGD",
+        ),
     log:
         log_path("collect_sgd.log"),
     benchmark:
@@ -82,7 +89,8 @@ rule plot_sgd:
         png=report(
             results_path("figures/sgd.png"),
             caption="../report/sgd.rst",
-            category="Algorithms",
+            category="1 Main figures",
+            subcategory="SGD",
         ),
         pdf=results_path("figures/sgd.pdf"),
     log:

@@ -35,7 +35,12 @@ rule collect_mean_estimation:
             method=simulation_methods("mean_estimation"),
         ),
     output:
-        table=results_path("mean_estimation/mean_estimation.csv"),
+        table=report(
+            results_path("mean_estimation/mean_estimation.csv"),
+            caption="../report/table_mean_estimation.rst",
+            category="3 Tables",
+            subcategory="Mean estimation",
+        ),
     log:
         log_path("collect_mean_estimation.log"),
     conda:
@@ -83,7 +88,12 @@ rule collect_frequency_estimation:
             method=simulation_methods("frequency_estimation"),
         ),
     output:
-        table=results_path("frequency_estimation/frequency_estimation.csv"),
+        table=report(
+            results_path("frequency_estimation/frequency_estimation.csv"),
+            caption="../report/table_frequency_estimation.rst",
+            category="3 Tables",
+            subcategory="Frequency estimation",
+        ),
     log:
         log_path("collect_frequency_estimation.log"),
     conda:
@@ -107,9 +117,17 @@ rule plot_mean_estimation:
         png=report(
             results_path("figures/mean_estimation.png"),
             caption="../report/mean_estimation.rst",
-            category="Algorithms",
+            category="1 Main figures",
+            subcategory="Mean estimation",
         ),
         pdf=results_path("figures/mean_estimation.pdf"),
+        all_png=report(
+            results_path("figures/mean_estimation_all.png"),
+            caption="../report/mean_estimation_all.rst",
+            category="2 Appendix figures",
+            subcategory="Mean estimation",
+        ),
+        all_pdf=results_path("figures/mean_estimation_all.pdf"),
     log:
         log_path("plot_mean_estimation.log"),
     benchmark:
@@ -122,6 +140,7 @@ rule plot_mean_estimation:
         runtime=5,
     params:
         kind="mean_estimation",
+        main_mechanism=config["mean_estimation"]["main_mechanism"],
         title="Mean estimation: MSE of the shuffled estimate at calibrated local budgets",
         ylabel="MSE",
     script:
@@ -137,9 +156,17 @@ rule plot_frequency_estimation:
         png=report(
             results_path("figures/frequency_estimation.png"),
             caption="../report/frequency_estimation.rst",
-            category="Algorithms",
+            category="1 Main figures",
+            subcategory="Frequency estimation",
         ),
         pdf=results_path("figures/frequency_estimation.pdf"),
+        all_png=report(
+            results_path("figures/frequency_estimation_all.png"),
+            caption="../report/frequency_estimation_all.rst",
+            category="2 Appendix figures",
+            subcategory="Frequency estimation",
+        ),
+        all_pdf=results_path("figures/frequency_estimation_all.pdf"),
     log:
         log_path("plot_frequency_estimation.log"),
     benchmark:
@@ -152,6 +179,7 @@ rule plot_frequency_estimation:
         runtime=5,
     params:
         kind="frequency_estimation",
+        main_mechanism=config["frequency_estimation"]["main_mechanism"],
         title="Frequency estimation: MSE per category at calibrated local budgets",
         ylabel="MSE per category",
     script:

@@ -1,16 +1,29 @@
 """Figures of experiments 4 and 5 (mean / frequency estimation), drawn from their tables only.
 
-One row of panels per mechanism; per profile two columns: MSE vs n (at the table's fixed
-target eps) and MSE vs target eps (at its fixed n), log-log, with the confidence interval of
-each point as a shaded band (its lower end drawn at no less than MSE / 100 on the log axis).
-One colour per bound (``wfutils.method_style``: approximate bounds are dashed and marked
-"(approx.)" in the legend, exact lower bounds dotted); the references local-only and central
-Laplace in grey and black.  Points where the bound's theorem does not cover the mechanism
-(``covered`` false) have hollow markers; rows that are not applicable are left out.
+What shows the effect of a bound on utility is how much more (or less) noise the users must add
+when the local budgets are calibrated with it instead of with the paper's ``gdp``.  So the
+figures draw, for each bound, **MSE(bound) / MSE(gdp)** at the same point (same mechanism,
+profile, n and target central eps): above 1, calibrating with that bound costs accuracy; below
+1, it gains.  ``gdp`` itself is the line at 1.  Lines are the ratio of the closed-form MSEs
+(``mse_theory``, the estimator's exact variance at the calibrated budgets: no sampling noise);
+markers are the measured ratio with an approximate 95% interval (the two MSE intervals combined
+on the log scale by the delta method, the runs treated as independent), dodged slightly along
+x so that bars do not hide each other.  Marker fill says whether the bound's theorem covers the
+mechanism (``covered``): filled = covered, hollow = not covered (the run is shown for reference,
+its privacy claim does not hold for this mechanism).  Points missing for a bound (it cannot
+certify the target with any local budget) are listed in a note under the figure.
+
+*Main figure* (``png``, ``pdf``): one mechanism (``params.main_mechanism``, default the first
+of the table), one row per profile (the first three of the table): ratio vs n at the fixed
+target eps, ratio vs target eps at the fixed n, and the absolute MSE vs n with the references
+(local randomizer without shuffling, central Laplace) for scale.
+
+*Appendix figure* (``all_png``, ``all_pdf``): every mechanism and profile, the two ratio panels
+each (one row per mechanism with at most two profiles, else one row per mechanism and profile).
 
 Snakemake interface (rules ``plot_mean_estimation``, ``plot_frequency_estimation``): input
-``table``; outputs ``png``, ``pdf``; params ``kind`` (``mean_estimation`` or
-``frequency_estimation``, the table kind of :mod:`tables`), ``title``, ``ylabel``.
+``table``; outputs ``png``, ``pdf``, ``all_png``, ``all_pdf``; params ``kind`` (the table kind),
+``title``, ``ylabel``, ``main_mechanism`` (optional).
 """
 
 import sys
@@ -18,85 +31,234 @@ import sys
 if "snakemake" in globals():
     sys.path.insert(0, snakemake.scriptdir)  # noqa: F821
 
-from wfutils import apply_style, get_logger, method_style, read_table, run_main, save_figure
+from figstyle import (
+    REFERENCES,
+    TEXT_WIDTH,
+    apply_style,
+    coincident_groups,
+    collect_legend,
+    finish,
+    group_label,
+    method_style,
+    short_reason,
+)
+from wfutils import get_logger, read_table, run_main, save_figure
 
-REFERENCE_STYLE = {
-    "local_only": {"color": "#7f7f7f", "linestyle": "-.", "marker": "v",
-                   "label": "local only (no shuffling)"},
-    "central_laplace": {"color": "#000000", "linestyle": ":", "marker": "*",
-                        "label": "central Laplace"},
-}
+BASE = "gdp"
+SWEEPS = (("n", "n", "number of users n"), ("eps", "target_eps", "target central eps"))
 
 
-def style_for(method, kind, methods):
-    if method in REFERENCE_STYLE:
-        return dict(REFERENCE_STYLE[method])
-    return method_style(method, kind, methods)
-
-
-def draw(df, *, title="", ylabel="MSE"):
-    """The figure for a tidy utility table (see module docstring)."""
-    import matplotlib.pyplot as plt
+def ratios(df):
+    """Rows of the bounds (not references) with ``ratio`` = mse / mse of ``gdp`` at the same
+    (mechanism, profile, sweep, n, target_eps) and its approximate 95% interval
+    ``ratio_low``, ``ratio_high``."""
     import numpy as np
-    from matplotlib.ticker import NullFormatter
 
-    ok = df[df["status"] == "ok"].copy()
-    if ok.empty:
-        fig, ax = plt.subplots(figsize=(4, 2))
-        ax.text(0.5, 0.5, "no applicable point", ha="center", va="center")
-        ax.set_axis_off()
-        return fig
-    mechanisms = [m for m in dict.fromkeys(ok["mechanism"]) if m != "central_laplace"]
-    profiles = list(dict.fromkeys(ok["profile"]))
-    methods = [m for m in dict.fromkeys(df["method"]) if m not in REFERENCE_STYLE]
-    ncols = 2 * len(profiles)
-    fig, axes = plt.subplots(len(mechanisms), ncols, figsize=(2.6 * ncols, 2.2 * len(mechanisms)),
-                             squeeze=False, sharey="row")
-    handles = {}
-    for i, mech in enumerate(mechanisms):
-        for j, prof in enumerate(profiles):
-            for k, (sweep, xcol, xlabel) in enumerate(
-                [("n", "n", "n (users)"), ("eps", "target_eps", "central target eps")]
-            ):
-                ax = axes[i, 2 * j + k]
-                sel = ok[(ok["profile"] == prof) & (ok["sweep"] == sweep)
-                         & ((ok["mechanism"] == mech) | (ok["mechanism"] == "central_laplace"))]
-                for method, g in sel.groupby("method", sort=False):
-                    g = g.sort_values(xcol)
-                    st = style_for(method, g["kind"].iloc[0], methods)
-                    label = st.pop("label")
-                    (line,) = ax.plot(g[xcol], g["mse"], **st)
-                    low = np.maximum(g["mse_ci_low"], g["mse"] / 100.0)
-                    ax.fill_between(g[xcol], low, g["mse_ci_high"], color=st["color"],
-                                    alpha=0.12, linewidth=0)
-                    hollow = g[~g["covered"].astype(bool)]
-                    if not hollow.empty:
-                        ax.plot(hollow[xcol], hollow["mse"], linestyle="none",
-                                marker=st["marker"], markerfacecolor="white",
-                                markeredgecolor=st["color"])
-                    handles.setdefault(label, line)
-                ax.set_xscale("log")
-                ax.set_yscale("log")
-                ticks = sorted(set(sel[xcol]))
-                if ticks:
-                    ax.set_xticks(ticks)
-                    ax.set_xticklabels([f"{t:g}" for t in ticks], rotation=45 if k == 0 else 0)
-                ax.xaxis.set_minor_formatter(NullFormatter())
-                row = ok[(ok["mechanism"] == mech) | (ok["mechanism"] == "central_laplace")]
-                ax.set_ylim(row["mse"].min() / 5.0, row["mse"].max() * 5.0)
-                if i == len(mechanisms) - 1:
+    ok = df[(df["status"] == "ok") & ~df["method"].isin(list(REFERENCES))].copy()
+    key = ["mechanism", "profile", "sweep", "n", "target_eps"]
+    base = ok[ok["method"] == BASE].set_index(key)
+    base = base[["mse", "mse_ci_low", "mse_ci_high", "mse_theory"]].add_suffix("_base")
+    out = ok.join(base, on=key)
+    out = out[out["mse_base"].notna()].copy()
+
+    def half(mse, lo, hi):
+        lo = np.maximum(lo.astype(float), mse.astype(float) / 100.0)
+        return (np.log(hi.astype(float)) - np.log(lo)) / 2.0
+
+    h = np.sqrt(half(out["mse"], out["mse_ci_low"], out["mse_ci_high"]) ** 2
+                + np.where(out["method"] == BASE, 0.0,
+                           half(out["mse_base"], out["mse_ci_low_base"],
+                                out["mse_ci_high_base"]) ** 2))
+    out["ratio"] = out["mse"] / out["mse_base"]
+    out["ratio_theory"] = out["mse_theory"] / out["mse_theory_base"]
+    out["ratio_low"] = out["ratio"] * np.exp(-h)
+    out["ratio_high"] = out["ratio"] * np.exp(h)
+    return out
+
+
+def _log2_axis(ax):
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    lo, hi = ax.get_ylim()
+    import math
+
+    a, b = math.floor(math.log2(max(lo, 1e-6))), math.ceil(math.log2(hi))
+    step = max(1, (b - a) // 6)
+    ticks = [2.0 ** k for k in range(a, b + 1, step)]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" if v >= 1 else f"1/{1 / v:g}"))
+
+
+def _x_ticks(ax, values):
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.xaxis.set_major_locator(FixedLocator(sorted(set(values))))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+
+def _groups(rows, xcol):
+    """Bounds whose calibrated local budgets are equal at every x (the same runs) as groups."""
+    curves = {m: g.set_index(xcol)["eps0"].sort_index()
+              for m, g in rows.groupby("method", sort=False)}
+    return coincident_groups(curves, rtol=1e-9)
+
+
+def _ratio_panel(ax, rows, xcol, where=""):
+    """One ratio panel: per bound the closed-form ratio (line) and the measured ratio with its
+    95% interval (marker and bar, dodged along x); hollow markers where not covered.  Bounds
+    calibrated to the same local budgets are drawn once, named together for ``where``."""
+    import numpy as np
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    base = method_style(BASE, "approximate")
+    ax.axhline(1.0, color=base["color"], lw=1.0, ls="--", zorder=3, label=base["label"])
+    groups = [g for g in _groups(rows, xcol) if BASE not in g]
+    kinds = dict(zip(rows["method"], rows["kind"], strict=False))
+    for j, group in enumerate(groups):
+        method = group[0]
+        g = rows[rows["method"] == method].sort_values(xcol)
+        st = method_style(method, g["kind"].iloc[0])
+        if len(group) > 1:
+            st["label"] = f"{group_label(group, kinds)} ({where}: the same budgets)"
+        ax.plot(g[xcol], g["ratio_theory"], **{**st, "marker": "None"})
+        dodge = 2.0 ** (0.06 * (j - (len(groups) - 1) / 2))
+        x = g[xcol].to_numpy(float) * dodge
+        y = g["ratio"].to_numpy(float)
+        err = np.vstack([y - g["ratio_low"].to_numpy(float), g["ratio_high"].to_numpy(float) - y])
+        ax.errorbar(x, y, yerr=err, fmt="none", ecolor=st["color"], elinewidth=0.6, capsize=0,
+                    alpha=0.7, zorder=st["zorder"])
+        cov = (g["covered"].fillna(False).astype(bool) | (g["kind"] != "upper")).to_numpy()
+        ax.plot(x[cov], y[cov], linestyle="none", marker=st["marker"], color=st["color"],
+                markersize=3, zorder=st["zorder"] + 0.1)
+        ax.plot(x[~cov], y[~cov], linestyle="none", marker=st["marker"], markersize=3,
+                markerfacecolor="white", markeredgecolor=st["color"], zorder=st["zorder"] + 0.1)
+    _x_ticks(ax, rows[xcol])
+    _log2_axis(ax)
+
+
+def _absolute_panel(ax, df, mech, prof, ylabel):
+    """Absolute MSE vs n at the fixed target eps, every bound and the references."""
+    sel = df[(df["status"] == "ok") & (df["sweep"] == "n")
+             & (((df["mechanism"] == mech) & (df["profile"] == prof))
+                | (df["method"] == "central_laplace"))]
+    import pandas as pd
+
+    # central Laplace does not depend on the profile: one curve
+    cl = sel[sel["method"] == "central_laplace"].drop_duplicates(["n"])
+    sel = pd.concat([sel[sel["method"] != "central_laplace"], cl])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for method, g in sel.groupby("method", sort=False):
+        g = g.sort_values("n")
+        st = method_style(method, g["kind"].iloc[0])
+        ax.plot(g["n"], g["mse"], **{**st, "markersize": 2.5})
+    _x_ticks(ax, sel["n"])
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel("number of users n")
+
+
+def _missing_lines(df, mechanisms):
+    lines = []
+    bad = df[(df["status"] != "ok") & df["mechanism"].isin(mechanisms)]
+    for (mech, method), g in bad.groupby(["mechanism", "method"], sort=False):
+        total = len(df[(df["mechanism"] == mech) & (df["method"] == method)]
+                    .drop_duplicates(["profile", "sweep", "n", "target_eps"]))
+        miss = len(g.drop_duplicates(["profile", "sweep", "n", "target_eps"]))
+        text = str(g["reason"].iloc[0])
+        reason = short_reason(method, text.split("last reason: ")[-1])
+        lines.append(f"{mech}, {method}: no run at {miss} of {total} points; {reason}")
+    return lines
+
+
+def _marker_legend():
+    from matplotlib.lines import Line2D
+
+    return ([Line2D([], [], linestyle="none", marker="o", color="0.3"),
+             Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
+                    markeredgecolor="0.3")],
+            ["filled marker: the bound covers the mechanism (line: closed-form ratio; "
+             "marker and bar: measured, 95%)",
+             "hollow marker: the bound does not cover it (privacy claim not valid here)"])
+
+
+def _fixed(rows, sweep):
+    if rows.empty:
+        return ""
+    return (f"eps = {rows['target_eps'].iloc[0]:g}" if sweep == "n"
+            else f"n = {int(rows['n'].iloc[0]):,}")
+
+
+def draw_main(df, *, mechanism=None, title="", ylabel="MSE"):
+    import matplotlib.pyplot as plt
+
+    r = ratios(df)
+    mechanisms = [m for m in dict.fromkeys(df["mechanism"]) if m != "central_laplace"]
+    mech = mechanism or mechanisms[0]
+    if mech not in mechanisms:
+        raise ValueError(f"main_mechanism {mech!r} is not in the table (it has {mechanisms})")
+    profiles = list(dict.fromkeys(df[df["mechanism"] == mech]["profile"]))[:3]
+    fig, axes = plt.subplots(len(profiles), 3, squeeze=False,
+                             figsize=(TEXT_WIDTH, 1.85 * len(profiles) + 0.2))
+    for i, prof in enumerate(profiles):
+        for k, (sweep, xcol, xlabel) in enumerate(SWEEPS):
+            ax = axes[i][k]
+            rows = r[(r["mechanism"] == mech) & (r["profile"] == prof) & (r["sweep"] == sweep)]
+            _ratio_panel(ax, rows, xcol, where=prof)
+            ax.set_title(f"{prof}, {_fixed(rows, sweep)}")
+            ax.set_xlabel(xlabel)
+            if k == 0:
+                ax.set_ylabel(f"{ylabel} / {ylabel} of gdp")
+        _absolute_panel(axes[i][2], df, mech, prof, ylabel)
+        axes[i][2].set_title(f"{prof}: absolute {ylabel}")
+    handles, labels = collect_legend(fig)
+    mh, ml = _marker_legend()
+    finish(fig, [*handles, *mh], [*labels, *ml], ncol=2,
+           notes=_missing_lines(df, [mech]), top_title=f"{title} ({mech})" if title else mech)
+    return fig
+
+
+def draw_all(df, *, title="", ylabel="MSE"):
+    """Every mechanism: with at most two profiles one row per mechanism (two panels per
+    profile); with more, one row per (mechanism, profile) so that the figure keeps the page
+    width."""
+    import matplotlib.pyplot as plt
+
+    r = ratios(df)
+    mechanisms = [m for m in dict.fromkeys(df["mechanism"]) if m != "central_laplace"]
+    profiles = list(dict.fromkeys(df[df["mechanism"].isin(mechanisms)]["profile"]))
+    if len(profiles) <= 2:
+        rows_of = [(m, profiles) for m in mechanisms]
+    else:
+        rows_of = [(m, [p]) for m in mechanisms for p in profiles]
+    ncols = 2 * max(len(ps) for _, ps in rows_of)
+    fig, axes = plt.subplots(len(rows_of), ncols, squeeze=False,
+                             figsize=(TEXT_WIDTH, 1.55 * len(rows_of) + 0.3))
+    for i, (mech, profs) in enumerate(rows_of):
+        for j, prof in enumerate(profs):
+            for k, (sweep, xcol, xlabel) in enumerate(SWEEPS):
+                ax = axes[i][2 * j + k]
+                rows = r[(r["mechanism"] == mech) & (r["profile"] == prof)
+                         & (r["sweep"] == sweep)]
+                if rows.empty:
+                    ax.text(0.5, 0.5, "no run", ha="center", va="center",
+                            transform=ax.transAxes)
+                    ax.set_axis_off()
+                    continue
+                _ratio_panel(ax, rows, xcol, where=f"{mech}, {prof}")
+                if i == 0 or len(profiles) > 2:
+                    ax.set_title(f"{prof}, {_fixed(rows, sweep)}")
+                if i == len(rows_of) - 1:
                     ax.set_xlabel(xlabel)
                 if 2 * j + k == 0:
-                    ax.set_ylabel(f"{mech}\n{ylabel}")
-                if i == 0:
-                    fixed = (f"eps = {sel['target_eps'].iloc[0]:g}" if sweep == "n" and len(sel)
-                             else f"n = {sel['n'].iloc[0]:g}" if len(sel) else "")
-                    ax.set_title(f"{prof}, {fixed}")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.legend(list(handles.values()), list(handles), loc="upper center",
-               ncol=min(len(handles), 5), bbox_to_anchor=(0.5, 0.0), frameon=False)
+                    ax.set_ylabel(f"{mech}\nratio to gdp")
+    handles, labels = collect_legend(fig)
+    mh, ml = _marker_legend()
+    finish(fig, [*handles, *mh], [*labels, *ml], ncol=2, notes=_missing_lines(df, mechanisms),
+           top_title=f"{title}: {ylabel} / {ylabel} of gdp, every mechanism")
     return fig
 
 
@@ -104,8 +266,14 @@ def main(*, inputs, outputs, params, log=None):
     logger = get_logger(log)
     apply_style()
     df = read_table(inputs["table"], params["kind"])
-    fig = draw(df, title=params.get("title", ""), ylabel=params.get("ylabel", "MSE"))
-    save_figure(fig, [outputs["png"], outputs["pdf"]])
+    title, ylabel = params.get("title", ""), params.get("ylabel", "MSE")
+    if df[(df["status"] == "ok") & (df["method"] == BASE)].empty:
+        raise ValueError(f"{inputs['table']}: no ok row of {BASE!r}, the reference of the ratios")
+    save_figure(draw_main(df, mechanism=params.get("main_mechanism") or None, title=title,
+                          ylabel=ylabel), [outputs["png"], outputs["pdf"]])
+    if "all_png" in outputs:
+        save_figure(draw_all(df, title=title, ylabel=ylabel),
+                    [outputs["all_png"], outputs["all_pdf"]])
     logger.info("plotted %d rows of %s", len(df), inputs["table"])
 
 

@@ -264,6 +264,8 @@ _TABLES = (
             C("n_users", INTEGER, nullable=True, optional=True),
             C("n_params", INTEGER, nullable=True, optional=True),
             C("seconds", NUMBER, nullable=True, optional=True),
+            # accuracy of predicting the most frequent test class
+            C("chance", NUMBER, nullable=True, optional=True),
         ),
         ok_requires=("accuracy",),
     ),

@@ -1,12 +1,12 @@
-"""Shared helpers of the workflow scripts: atomic tables and figures, style, logging, progress.
+"""Shared helpers of the workflow scripts: atomic tables and figures, logging, progress.
 
 Scripts are thin adapters: they read inputs and params, call :mod:`shuffledp`, and write tidy
 tables through :func:`write_table` (atomic: a temporary file renamed into place, so a killed
 job never leaves a partial output).  Every table a later rule reads goes through
 :func:`read_table` (from :mod:`tables`, where the columns and types of every table kind are
 declared), which fails with one line naming the file when a table is corrupted.  Figures are
-drawn only from tables, with :func:`apply_style` and saved by :func:`save_figure` (also
-atomic).
+drawn only from tables, styled by :mod:`figstyle` (one style per method, paper sizes, one
+font size) and saved by :func:`save_figure` (also atomic; PDF and 300 dpi PNG).
 
 Progress (:func:`progress_bar`): a long job shows a tqdm bar (units done of total, rate, ETA)
 as one line per update in its log file (follow it with
@@ -33,9 +33,6 @@ __all__ = [
     "read_table",
     "TableError",
     "save_figure",
-    "apply_style",
-    "method_label",
-    "method_style",
     "get_logger",
     "snakemake_kwargs",
     "run_main",
@@ -78,69 +75,22 @@ def write_text(text: str, path: str | os.PathLike) -> None:
 
 
 def save_figure(fig, paths: Iterable[str | os.PathLike]) -> None:
-    """Save ``fig`` to every path (format from the suffix), each atomically."""
+    """Save ``fig`` to every path (format from the suffix: vector PDF, 300 dpi PNG), each
+    atomically; PDFs carry no creation date, so a rerun gives the same bytes."""
     import matplotlib.pyplot as plt
 
     for p in paths:
         target, tmp = _atomic_target(p)
+        fmt = target.suffix.lstrip(".")
+        meta = {"CreationDate": None} if fmt == "pdf" else {}
         try:
-            fig.savefig(tmp, format=target.suffix.lstrip("."), bbox_inches="tight")
+            fig.savefig(tmp, format=fmt, bbox_inches="tight", pad_inches=0.03, dpi=300,
+                        metadata=meta)
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
     plt.close(fig)
-
-
-def apply_style() -> None:
-    """One matplotlib style for every figure of the workflow."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update(
-        {
-            "figure.dpi": 110,
-            "savefig.dpi": 150,
-            "font.size": 9,
-            "axes.titlesize": 9,
-            "axes.labelsize": 9,
-            "legend.fontsize": 7,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "lines.linewidth": 1.4,
-            "lines.markersize": 3.5,
-        }
-    )
-
-
-_KIND_SUFFIX = {"approximate": " (approx.)", "upper": "", "lower": " (exact lower)"}
-_KIND_LINESTYLE = {"approximate": "--", "upper": "-", "lower": ":"}
-
-
-def method_label(method: str, kind: str) -> str:
-    """Legend label: approximate bounds and lower bounds say what they are."""
-    return f"{method}{_KIND_SUFFIX.get(kind, '')}"
-
-
-def method_style(method: str, kind: str, methods: list[str] | None = None) -> dict[str, Any]:
-    """Consistent colour per method (by its position in ``methods``) and line style per kind."""
-    import matplotlib.pyplot as plt
-
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    order = methods or [method]
-    idx = order.index(method) if method in order else abs(hash(method))
-    extra = ["#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000"]
-    colours = cycle + extra
-    return {
-        "color": colours[idx % len(colours)],
-        "linestyle": _KIND_LINESTYLE.get(kind, "-"),
-        "label": method_label(method, kind),
-        "marker": "o" if kind != "lower" else "s",
-    }
 
 
 def get_logger(log_path: str | os.PathLike | None, name: str = "shuffledp") -> logging.Logger:

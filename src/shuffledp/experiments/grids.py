@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 #: Columns of the personalized table, in order.
 PERSONALIZED_COLUMNS = ["profile", "n", "delta0", "delta", "method", "kind", "eps", "seconds",
-                        "seed", "status", "reason"]
+                        "seed", "status", "reason", "vacuous", "below_lower"]
 #: Default methods of the gdp_validity grid (``rr_exact`` is always evaluated: the reference).
 GDP_VALIDITY_METHODS = ("gdp", "rr_exact", "clones")
 _LOWER = "rr_exact"
@@ -135,8 +135,9 @@ def personalized_rows(*, profiles: Sequence[str], specs: Mapping[str, Mapping],
                       methods: Sequence[str] | None, seed: int,
                       progress: Progress | None = None) -> list[dict]:
     """Rows of every method for each (profile, n, delta0) (in that nesting), users drawn from
-    the ``budgets`` stream of ``seed``; the columns of :data:`PERSONALIZED_COLUMNS` plus
-    ``vacuous`` and ``below_lower``."""
+    the ``budgets`` stream of ``seed``; the columns of :data:`PERSONALIZED_COLUMNS`
+    (``vacuous``: the bound is max eps_i, no amplification; ``below_lower``: an approximation
+    below the profile's exact lower bound)."""
     plist = profile_list(profiles, specs)
     ns = [check_int(k, f"n[{i}]", low=2) for i, k in enumerate(as_list(n, "n"))]
     d0s = [check_real(d, f"delta0[{i}]", low=0.0, high=1.0, high_open=True)

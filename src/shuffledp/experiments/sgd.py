@@ -127,6 +127,10 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
     if progress:
         progress(0, len(seeds))
     first = load_sgd_data(cfg, seeds[0])
+    # accuracy of always predicting the most frequent test class (the figure's chance line)
+    import numpy as np
+
+    common["chance"] = float(np.bincount(np.asarray(first.y_test)).max() / len(first.y_test))
     calibration, reason = None, ""
     if method != NONPRIVATE:
         base = sgd_base_profile(cfg, profiles, first.n_train, seed)
