@@ -84,7 +84,7 @@ def _log2_axis(ax):
 
     a, b = math.floor(math.log2(max(lo, 1e-6))), math.ceil(math.log2(hi))
     step = max(1, (b - a) // 6)
-    ticks = [2.0 ** k for k in range(a, b + 1, step)]
+    ticks = [2.0 ** k for k in range(a, b + 1) if k % step == 0]  # 1 is always a tick
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(
@@ -211,7 +211,7 @@ def draw_main(df, *, mechanism=None, title="", ylabel="MSE"):
             ax.set_title(f"{prof}, {_fixed(rows, sweep)}")
             ax.set_xlabel(xlabel)
             if k == 0:
-                ax.set_ylabel(f"{ylabel} / {ylabel} of gdp")
+                ax.set_ylabel(f"{ylabel.split()[0]} ratio to gdp")
         _absolute_panel(axes[i][2], df, mech, prof, ylabel)
         axes[i][2].set_title(f"{prof}: absolute {ylabel}")
     handles, labels = collect_legend(fig)
