@@ -259,3 +259,35 @@ def test_mechanism_contract(name):
                                                    "krr", "binary_rr", "oue")
     with pytest.raises(AttributeError):
         m.eps = np.ones(50)  # frozen
+
+
+class _ExtremeDraws(np.random.Generator):
+    """A generator whose uniform draws are all ``value`` (0 or just below 1): the sampler's
+    comparison is then decided at the edge of the 2^-53 grid of ``Generator.random``."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(np.random.PCG64(0))
+        self.value = value
+
+    def random(self, size=None, dtype=np.float64, out=None):  # noqa: ARG002
+        return np.full(size, self.value)
+
+
+def test_samplers_keep_every_output_possible_at_the_largest_accepted_eps():
+    """At eps = 45 the minority probability 1/(e^45+1) ~ 3e-20 is below 2^-53: a sampler that
+    compares a uniform draw with the *majority* probability (which rounds to 1) would never
+    produce the minority report, i.e. be deterministic and not eps-LDP.  The smallest draw
+    (u = 0) must give the minority report and the largest (u = 1 - 2^-53) the majority."""
+    eps = [45.0, 45.0, 1.0]
+    x = np.array([1.0, -1.0, 1.0])
+    duchi = DuchiMechanism(eps=eps)
+    assert duchi.randomize(x, _ExtremeDraws(0.0)).tolist() == [-1, 1, -1]
+    assert duchi.randomize(x, _ExtremeDraws(1.0 - 2.0**-53)).tolist() == [1, -1, 1]
+    # the pmf is exact where tanh(eps/2) rounds to 1
+    assert math.isclose(float(duchi.pmf(-1, 1.0)[0]), 1.0 / (math.exp(45.0) + 1.0), rel_tol=1e-12)
+    assert float(duchi.pmf(1, 1.0)[0]) == 1.0 - 1.0 / (math.exp(45.0) + 1.0)
+    grr = GRRMechanism(eps=eps, d=5)
+    xs = np.array([2, 3, 0])
+    flipped = grr.randomize(xs, _ExtremeDraws(0.0))
+    assert (flipped != xs).all()  # u = 0: the report differs from the input
+    assert (grr.randomize(xs, _ExtremeDraws(1.0 - 2.0**-53)) == xs).all()

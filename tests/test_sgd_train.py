@@ -85,6 +85,23 @@ def test_duchi_density_ratio_is_bounded_by_e_eps():
     assert freq[0] / freq[1] > 1.5  # and the mechanism is informative
 
 
+def test_duchi_keeps_the_opposite_hemisphere_possible_at_large_eps(monkeypatch):
+    """At eps = 40, e^eps/(1+e^eps) rounds to 1 in float32: a sampler comparing the uniform
+    draw with it would never report the opposite hemisphere (deterministic, not eps-LDP).
+    The smallest draw (u = 0) must give the opposite hemisphere, the largest the same one."""
+    r = DuchiRandomizer(clip=1.0)
+    x = torch.tensor([[1.0, 0.0, 0.0]] * 4)
+    rand = torch.rand
+    for value, sign in ((0.0, -1.0), (1.0 - 2.0**-24, 1.0)):
+        def fake(*args, value=value, **kwargs):
+            return torch.full_like(rand(*args, **kwargs), value)
+
+        monkeypatch.setattr(torch, "rand", fake)
+        out = r.randomize(x, eps=40.0, generator=torch.Generator().manual_seed(0))
+        monkeypatch.setattr(torch, "rand", rand)
+        assert (torch.sign(out[:, 0]) == sign).all()
+
+
 def test_training_is_reproducible_by_seed(digits):
     cfg = SGDConfig(rounds=3, lr=0.3, clip=1.0)
     rnd = make_randomizer("duchi", clip=1.0)

@@ -70,8 +70,11 @@ class GRRMechanism(FrequencyMechanism):
     def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.int64]:
         xv = self.check_values(x)
         rng = check_rng(rng)
-        p, _ = self.support_probabilities()
-        keep = rng.random(self.n) < p
+        _, q = self.support_probabilities()
+        # compare with the flip probability (d-1) q = (d-1)/(e^eps+d-1), not with p, which
+        # rounds to 1 for large eps: a draw u < f happens with probability >= f, which keeps
+        # every report possible and the realised randomizer eps_i-LDP
+        keep = ~(rng.random(self.n) < (self.d - 1.0) * q)
         other = (xv + 1 + rng.integers(0, self.d - 1, size=self.n)) % self.d
         return np.where(keep, xv, other)
 

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import log_ndtr, ndtr
+from scipy.special import expit, log_ndtr, ndtr
 
 from shuffledp.errors import short_repr
 from shuffledp.mechanisms.base import (
@@ -169,20 +169,34 @@ class DuchiMechanism(MeanMechanism):
         """c_i = (e^{eps_i}-1)/(e^{eps_i}+1) = tanh(eps_i / 2) (``eps``: other budgets)."""
         return np.tanh((self.eps if eps is None else as_budgets(eps, "eps")) / 2.0)
 
+    def _minority(self, xv: NDArray[np.float64]) -> NDArray[np.float64]:
+        """P(report = -sign(x) | x) = (1 - |x| c) / 2, computed without cancellation as
+        ((1 - |x|) + |x| (1 - c)) / 2 with 1 - c = 2 / (e^eps + 1): exact to rounding for every
+        accepted eps (tanh(eps/2) rounds to 1 above eps ~ 37, 1 - c does not)."""
+        ax = np.abs(xv)
+        return 0.5 * ((1.0 - ax) + ax * 2.0 * expit(-self.eps))
+
     def pmf(self, b: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
         """P(report = b | x) for b in {-1, +1} (broadcast against ``eps``)."""
         bv, xv = _values_array(b, "b"), _values_array(x, "x")
         if not np.isin(bv, (-1.0, 1.0)).all():
             raise ValueError(f"b must be -1 or +1, got {short_repr(b)}")
-        return 0.5 + 0.5 * bv * xv * self.bias_factor()
+        m = self._minority(xv)
+        return np.where(bv * np.where(xv < 0, -1.0, 1.0) < 0, m, 1.0 - m)
 
     def blanket_mass(self) -> NDArray[np.float64]:
         return 2.0 / (np.exp(self.eps) + 1.0)
 
     def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.int8]:
+        """One report per user.  The uniform draw is compared with the *minority* probability
+        (:meth:`_minority`), so that every output keeps a positive probability at every accepted
+        eps: a draw u < m happens with probability ceil(m 2^53) / 2^53 >= m, which moves both
+        outputs towards 1/2 and keeps the realised randomizer eps_i-LDP (comparing with the
+        majority probability, which rounds to 1 above eps ~ 37, would make it deterministic)."""
         xv = self.check_values(x)
-        up = check_rng(rng).random(self.n) < 0.5 * (1.0 + xv * self.bias_factor())
-        return np.where(up, 1, -1).astype(np.int8)
+        sign = np.where(xv < 0, -1, 1)
+        flip = check_rng(rng).random(self.n) < self._minority(xv)
+        return np.where(flip, -sign, sign).astype(np.int8)
 
     def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
         rep = as_reports(reports)

@@ -238,9 +238,13 @@ class DuchiRandomizer:
             dots[zero] = torch.einsum("ij,ij->i", z[zero], w)
         side = torch.sign(dots) * s
         side = torch.where(side == 0, 1.0, side)
-        pi = torch.as_tensor(1.0 / (1.0 + np.exp(-e)), dtype=g.dtype)  # e^eps / (1 + e^eps)
-        same_side = torch.rand(n, generator=generator, dtype=g.dtype) < pi
-        flip = torch.where(same_side, side, -side)  # make sign(<z, v>) = +1 iff same_side
+        # the opposite hemisphere w.p. 1/(1 + e^eps).  The draw is compared with this minority
+        # probability, not with e^eps/(1 + e^eps), which rounds to 1 in float32 above eps ~ 17
+        # (the report would then be deterministic, not eps-LDP): u < m happens with probability
+        # >= m on the grid of torch.rand, which moves both sides towards 1/2.
+        other = torch.as_tensor(1.0 / (1.0 + np.exp(e)), dtype=g.dtype)
+        other_side = torch.rand(n, generator=generator, dtype=g.dtype) < other
+        flip = torch.where(other_side, -side, side)  # sign(<z, v>) = +1 unless other_side
         return z.mul_((flip * big_b).unsqueeze(1))
 
 
