@@ -1,8 +1,9 @@
 """Benchmark: eps(delta = 1e-6) for n = 1e4, 1e5, 1e6 users with distinct budgets.
 
-Budgets eps_i ~ Uniform[0.5, 2] (seeded), local delta_i = 0.  For each bound the script prints
-the wall time of one full ``Bound.evaluate`` (a fresh profile object per call, so the clone
-count cache starts cold) and its ratio to the time of ``gdp``.
+Budgets eps_i ~ Uniform[0.5, 2] (seeded), local delta_i = 0 (``variation_ratio`` is an
+identical-budget bound: it runs at the worst user, eps0 = max eps_i).  For each bound the
+script prints the wall time of one full ``Bound.evaluate`` (a fresh profile object per call,
+so the clone count cache starts cold) and its ratio to the time of ``gdp``.
 
 Run:  python benchmarks/bench_bounds.py [--n 10000 100000 1000000] [--seed 0]
 """
@@ -17,7 +18,7 @@ import numpy as np
 from shuffledp import BudgetProfile, get_bound
 
 METHODS = [("gdp", {}), ("clones", {"clone": "stronger"}), ("clones", {"clone": "standard"}),
-           ("rr_exact", {})]
+           ("rr_exact", {}), ("variation_ratio", {})]
 
 
 def run(ns: list[int], seed: int, delta: float = 1e-6) -> list[dict]:
@@ -33,7 +34,7 @@ def run(ns: list[int], seed: int, delta: float = 1e-6) -> list[dict]:
             sec = time.perf_counter() - t0
             if name == "gdp":
                 base = sec
-            label = name + (f"[{opts['clone']}]" if opts else "")
+            label = name + (f"[{opts['clone']}]" if "clone" in opts else "")
             rows.append({"n": n, "method": label, "eps": res.eps, "seconds": sec,
                          "ratio_to_gdp": sec / base if base else float("nan")})
     return rows

@@ -8,9 +8,20 @@ Checked here:
   dense grid and leaks exactly delta at x = +-1;
 * Lemmas 7 and 8: the group masses of the Gaussian and Laplace victims (with and without the
   tail cut) are below the brute-force infimum over a dense grid of outputs and victims;
-* Theorem 3: the group bound is at least every single victim's reduction (small profiles);
-* soundness end to end: for binary RR, k-RR (k = 3) and OUE (d = 3) with personalized budgets,
-  the bound dominates the exact shuffled delta computed by enumeration;
+* Theorem 3: the group bound is at least every single victim's reduction (small profiles,
+  and binned profiles);
+* soundness end to end, by enumeration of every dataset, neighbouring pair and output
+  histogram: k-RR (k = 2, 3, 4), OUE (d = 2, 3) and one-bit Duchi (inputs -1, 0, 1) with
+  personalized pure budgets, n = 4 (OUE d = 3: n = 3; n = 5 in the slow run), and with local
+  delta_i > 0 for randomizers of the mixture form (1 - delta_i) R + delta_i (input revealed),
+  n = 3 (n = 4 in the slow run);
+* domination by the masses the bound uses: exhaustively for the k-RR and OUE pools of
+  group_pool; on grids for Laplace (with and without the tail cut), piecewise and one-bit
+  Duchi, for victims at both ends and the middle of a group, budgets up to 50, the grids
+  chosen so that every cell's worst point is a grid point;
+* the screening bound against exact Poisson-binomial sums; binned masses below every member's
+  own mass (and the Gaussian scales of a bin around every member's); the value does not
+  depend on earlier calls;
 * coverage answers and bad input.
 """
 
@@ -23,11 +34,19 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 
-from shuffledp import BudgetProfile, get_bound
+from shuffledp import BudgetProfile, clear_caches, get_bound
 from shuffledp.bounds import aware
-from shuffledp.bounds.clones import clone_reduction_delta
+from shuffledp.bounds.clones import clone_reduction_delta, conditional_divergence
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.mechanisms.mean import analytic_gaussian_sigma, gaussian_delta
+from shuffledp.mechanisms.mean import (
+    DuchiMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    PiecewiseMechanism,
+    analytic_gaussian_sigma,
+    gaussian_delta,
+)
+from shuffledp.poisson_binomial import poisson_binomial_pmf_exact
 from shuffledp.randomizers import get_randomizer
 
 CLONES = get_bound("clones")
@@ -226,51 +245,405 @@ def _oue_pmf(eps, d):
     return pmf
 
 
-def _exact_shuffled_delta(pmfs, inputs, target):
-    """max over neighbouring datasets (user 0 is the victim) of the hockey-stick divergence of
-    the shuffled histograms, by enumeration."""
+def _duchi_pmf(eps):
+    """One-bit Duchi on outputs (-1, +1), x in [-1, 1]: binary RR (truth probability
+    q = e^eps / (1 + e^eps)) on a randomized rounding of x (docs/theory.md 6.3), with 1 - q
+    computed as expit(-eps), accurately for every accepted eps."""
+    q, q1 = float(special.expit(eps)), float(special.expit(-eps))
+    return lambda x: np.array([(1 - x) / 2 * q + (1 + x) / 2 * q1,
+                               (1 + x) / 2 * q + (1 - x) / 2 * q1])
+
+
+def _leaky(pmf, delta, inputs):
+    """(1 - delta) pmf(x) + delta (x revealed on a symbol of its own): (eps, delta)-LDP and of
+    the mixture form of docs/theory.md Section 8 with pure part ``pmf``; the worst leak."""
+    def out(x):
+        leak = np.array([delta if x == u else 0.0 for u in inputs])
+        return np.concatenate([(1.0 - delta) * pmf(x), leak])
+    return out
+
+
+def _exact_shuffled_deltas(pmfs, inputs, targets):
+    """For each target eps: the max over neighbouring datasets (user 0 is the victim; every
+    ordered pair of distinct inputs; every input of the others) of the hockey-stick divergence
+    of the shuffled histograms, by enumeration (a depth-first walk over the others' inputs,
+    each histogram law built once)."""
     n = len(pmfs)
-    best = 0.0
-    n_out = pmfs[0](0).size
-    for rest in itertools.product(inputs, repeat=n - 1):
-        for x0, x1 in itertools.permutations(inputs, 2):
-            laws = []
-            for xv in (x0, x1):
-                dist = {(): 1.0}
-                for i, x in enumerate((xv, *rest)):
-                    p = pmfs[i](x)
-                    new = {}
-                    for h, w in dist.items():
-                        for y in range(n_out):
-                            key = tuple(sorted((*h, y)))
-                            new[key] = new.get(key, 0.0) + w * p[y]
-                    dist = new
-                laws.append(dist)
-            keys = set(laws[0]) | set(laws[1])
-            e = math.exp(target)
-            hs = sum(max(0.0, laws[0].get(k, 0) - e * laws[1].get(k, 0)) for k in keys)
-            best = max(best, hs)
+    cache = {(i, x): pmfs[i](x) for i in range(n) for x in inputs}
+    n_out = cache[0, inputs[0]].size
+    big_e = np.exp(np.asarray(targets, dtype=float))[:, None]
+    best = np.zeros(len(targets))
+
+    def add(law, p):
+        new = {}
+        for h, w in law.items():
+            for y in range(n_out):
+                if p[y] > 0.0:
+                    key = h[:y] + (h[y] + 1,) + h[y + 1:]
+                    new[key] = new.get(key, 0.0) + w * p[y]
+        return new
+
+    def walk(i, law):
+        if i == n:
+            laws = {x: add(law, cache[0, x]) for x in inputs}
+            for x0, x1 in itertools.permutations(inputs, 2):
+                keys = list(laws[x0].keys() | laws[x1].keys())
+                a = np.array([laws[x0].get(k, 0.0) for k in keys])
+                b = np.array([laws[x1].get(k, 0.0) for k in keys])
+                best[:] = np.maximum(best, np.maximum(a[None, :] - big_e * b[None, :], 0.0)
+                                     .sum(axis=1))
+            return
+        for x in inputs:
+            walk(i + 1, add(law, cache[i, x]))
+
+    walk(1, {(0,) * n_out: 1.0})
     return best
 
 
-@pytest.mark.parametrize("mech,make,inputs", [
-    ("binary_rr", lambda e: _krr_pmf(e, 2), (0, 1)),
-    ("krr:3", lambda e: _krr_pmf(e, 3), (0, 1, 2)),
-    ("oue:3", lambda e: _oue_pmf(e, 3), (0, 1, 2)),
-])
-@pytest.mark.parametrize("seed", range(4))
-def test_aware_clones_dominate_the_exact_shuffled_delta(mech, make, inputs, seed):
-    rng = np.random.default_rng([seed, 10])
-    n = 3 if mech.startswith("oue") else 4
-    eps = rng.uniform(0.2, 3.0, n)
-    prof = BudgetProfile.from_arrays(eps)
+#: (mechanism spec, pmf of a user with budget eps, inputs) for the discrete families.
+DISCRETE = {
+    "krr:2": (lambda e: _krr_pmf(e, 2), (0, 1)),
+    "krr:3": (lambda e: _krr_pmf(e, 3), (0, 1, 2)),
+    "krr:4": (lambda e: _krr_pmf(e, 4), (0, 1, 2, 3)),
+    "oue:2": (lambda e: _oue_pmf(e, 2), (0, 1)),
+    "oue:3": (lambda e: _oue_pmf(e, 3), (0, 1, 2)),
+    # inputs at the extremes and the midpoint: the victim pair (-1, +1) among the pairs
+    "duchi": (_duchi_pmf, (-1.0, 0.0, 1.0)),
+}
+TARGETS = (0.0, 0.1, 0.3, 1.0)
+
+
+def _budgets(kind, n, seed):
+    rng = np.random.default_rng([seed, 10, n, len(kind)])
+    if kind == "uniform":
+        return rng.uniform(0.2, 3.0, n)
+    if kind == "wide":  # budgets far apart (eps_j > eps_v by a lot, and the reverse)
+        return np.sort(np.exp(rng.uniform(math.log(0.05), math.log(8.0), n)))[::-1].copy()
+    if kind == "ties":  # two users share a budget
+        e = rng.uniform(0.2, 3.0, n)
+        e[1] = e[0]
+        return e
+    raise ValueError(kind)
+
+
+def _check_enumeration(mech, eps, delta=None):
+    make, inputs = DISCRETE[mech]
+    n = eps.size
+    prof = BudgetProfile.from_arrays(eps, delta)
+    bounds = [CLONES.delta(profile=prof, eps=t, mechanism=mech) for t in TARGETS]
     for victim in range(n):  # every user as the victim (user 0 of the enumeration)
         order = [victim] + [j for j in range(n) if j != victim]
         pmfs = [make(float(eps[j])) for j in order]
-        for target in (0.0, 0.3, 1.0):
-            truth = _exact_shuffled_delta(pmfs, inputs, target)
-            bound = CLONES.delta(profile=prof, eps=target, mechanism=mech)
-            assert bound >= truth * (1 - 1e-9) - 1e-15
+        if delta is not None:
+            pmfs = [_leaky(p, float(delta[j]), inputs) for p, j in zip(pmfs, order, strict=True)]
+        truth = _exact_shuffled_deltas(pmfs, inputs, TARGETS)
+        for t, b, d in zip(TARGETS, bounds, truth, strict=True):
+            assert b >= d * (1 - 1e-9) - 1e-15, (mech, eps.tolist(), victim, t, b, d)
+
+
+@pytest.mark.parametrize("mech", sorted(DISCRETE))
+@pytest.mark.parametrize("kind,seed", [("uniform", 0), ("uniform", 1), ("wide", 0),
+                                       ("ties", 0)])
+def test_aware_clones_dominate_the_exact_shuffled_delta(mech, kind, seed):
+    """Personalized pure budgets, n = 4 (n = 3 for OUE with d = 3): the bound is at least the
+    exact shuffled delta of every neighbouring pair, by enumeration."""
+    n = 3 if mech == "oue:3" else 4
+    _check_enumeration(mech, _budgets(kind, n, seed))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mech", sorted(DISCRETE))
+@pytest.mark.parametrize("kind,seed", [("uniform", 2), ("uniform", 3), ("wide", 1),
+                                       ("ties", 1)])
+def test_aware_clones_dominate_the_exact_shuffled_delta_n5(mech, kind, seed):
+    _check_enumeration(mech, _budgets(kind, 5, seed))
+
+
+@pytest.mark.parametrize("mech", ["krr:2", "krr:3", "oue:2", "duchi"])
+@pytest.mark.parametrize("seed", range(2))
+def test_aware_clones_dominate_the_exact_shuffled_delta_with_local_delta(mech, seed):
+    """Users run (1 - delta_i) R(eps_i) + delta_i (the input revealed): (eps_i, delta_i)-LDP
+    with the mixture form the bound reads local delta as (docs/theory.md Section 8); the
+    bound with the profile's delta_i dominates the exact shuffled delta."""
+    rng = np.random.default_rng([seed, 13])
+    n = 3
+    eps = rng.uniform(0.2, 3.0, n)
+    delta = rng.choice([0.0, 1e-3, 0.05], n)
+    _check_enumeration(mech, eps, delta)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mech", ["krr:2", "krr:3", "krr:4", "oue:2", "oue:3", "duchi"])
+@pytest.mark.parametrize("seed", range(2, 5))
+def test_aware_clones_dominate_the_exact_shuffled_delta_with_local_delta_n4(mech, seed):
+    rng = np.random.default_rng([seed, 13])
+    n = 4
+    eps = rng.uniform(0.1, 4.0, n)
+    delta = rng.choice([0.0, 1e-6, 1e-3, 0.1], n)
+    _check_enumeration(mech, eps, delta)
+
+
+def test_enumeration_reference_values():
+    # by hand: binary RR, two users at eps = ln 3 (truth w.p. 3/4), user 1 on input 0; the
+    # number of ones has law (3/16, 10/16, 3/16) with the victim on 1 and (9/16, 6/16, 1/16)
+    # on 0, so at eps = 0 the divergence is 4/16 + 2/16 = 3/8 (every other pair: the same)
+    pmfs = [_krr_pmf(math.log(3.0), 2)] * 2
+    assert _exact_shuffled_deltas(pmfs, (0, 1), [0.0])[0] == pytest.approx(3 / 8, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- domination
+def _log_ratio_laplace(eps_v, eps_j, ys):
+    """log(inf_x R_j(x)(y) / sup_x' R_v(x')(y)) at the points ``ys`` from LaplaceMechanism's
+    densities (in log space, no underflow far out), inf and sup over a dense grid of inputs
+    in [-1, 1] plus, for the sup, the input clip(y, -1, 1) (the density is unimodal in x with
+    its mode at y, so the inf over [-1, 1] is at an end, in the grid, and the sup at
+    clip(y, -1, 1))."""
+    xs = np.linspace(-1.0, 1.0, 201)
+    bj = float(LaplaceMechanism(eps=[eps_j]).scale()[0])
+    bv = float(LaplaceMechanism(eps=[eps_v]).scale()[0])
+    low = np.min(-np.abs(ys[:, None] - xs[None, :]), axis=1) / bj - math.log(2 * bj)
+    near = np.maximum(np.max(-np.abs(ys[:, None] - xs[None, :]), axis=1),
+                      -np.abs(ys - np.clip(ys, -1.0, 1.0)))
+    high = near / bv - math.log(2 * bv)
+    return low - high
+
+
+def test_laplace_log_ratio_uses_the_mechanism_density():
+    mj, mv = LaplaceMechanism(eps=[0.7]), LaplaceMechanism(eps=[1.9])
+    ys = np.linspace(-5.0, 5.0, 41)
+    xs = np.linspace(-1.0, 1.0, 2001)
+    ref = (np.min(mj.pdf(ys[:, None], xs[None, :]), axis=1)
+           / np.max(mv.pdf(ys[:, None], xs[None, :]), axis=1))
+    assert np.allclose(np.exp(_log_ratio_laplace(1.9, 0.7, ys)), ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("lo,hi", [(0.05, 0.05), (0.3, 0.5), (1.0, 2.0), (0.5, 4.0),
+                                   (10.0, 12.0), (45.0, 50.0)])
+def test_laplace_domination_on_a_grid(lo, hi):
+    """R_j(x)(y) >= (r_j / 2)(P0(y) + P1(y)) for every victim of the group [lo, hi] (its ends
+    and midpoint), every input pair and x, for the group masses the bound uses, with and
+    without the tail cut (Lemma 8: the cut pure part is at most sup_x' R_v(x')(y) / (1 - tail)
+    on |y| <= T and 0 beyond).  Since P0 + P1 <= 2 sup_x' R_v(x'), it suffices that
+    r_j <= inf_x R_j(x)(y) / sup_x' R_v(x')(y).  On every cell between consecutive grid points
+    (the grid contains 0, +-1, +-T) both log-densities are linear in y, so the log-ratio is
+    linear and its minimum over the cell is at a grid point: the grid check is exact (checked
+    at the midpoints too).  Beyond the grid the log-ratio is linear with slope
+    (eps_v - eps_j) / 2 >= 0 wherever the mass is positive, so it only grows."""
+    fam = get_randomizer("laplace")
+    users = sorted({lo * 0.5, lo, 0.5 * (lo + hi), hi, hi * 1.5, 0.01, 50.0, 3.0})
+    users = [u for u in users if 0.0 < u <= 50.0]
+    for eta in (0.0, 1e-3, 1e-12):
+        cut, tail = aware._laplace_tail_cut(eta, lo)
+        for ev in (lo, 0.5 * (lo + hi), hi):
+            top = cut if math.isfinite(cut) else 1.0 + 60.0 / ev
+            ys = np.linspace(0.0, top, 1501)
+            ys = np.unique(np.concatenate([-ys, ys, [1.0, -1.0, 0.0]]))
+            mids = 0.5 * (ys[1:] + ys[:-1])
+            for ej in users:
+                if eta == 0.0:
+                    m = float(fam.group_clone_mass(lo, hi, [ej])[0])
+                else:
+                    m = float((1 - tail) * np.exp(aware._laplace_log_mass(lo, hi, cut,
+                                                                          np.array([ej])))[0])
+                if m == 0.0:
+                    continue
+                assert ej <= ev or math.isfinite(cut)  # lighter tails: no mass without a cut
+                ratio = _log_ratio_laplace(ev, ej, ys) + math.log1p(-tail)
+                assert math.log(m) <= float(ratio.min()) + 1e-12, (lo, hi, ev, ej, eta)
+                at_mid = _log_ratio_laplace(ev, ej, mids) + math.log1p(-tail)
+                assert np.allclose(at_mid, 0.5 * (ratio[1:] + ratio[:-1]), rtol=0, atol=1e-9)
+                if not math.isfinite(cut):
+                    assert ev >= ej  # the slope beyond the grid is (ev - ej) / 2 >= 0
+
+
+@pytest.mark.parametrize("lo,hi", [(0.05, 0.05), (0.3, 0.5), (1.0, 2.0), (0.5, 4.0),
+                                   (10.0, 12.0), (45.0, 50.0)])
+def test_piecewise_domination_on_a_grid(lo, hi):
+    """As for Laplace, with PiecewiseMechanism's densities: they are constant on every cell
+    between consecutive points of a grid that contains +-C_j and +-C_v (inf over x of
+    R_j(x)(y) is p_low(eps_j) on (-C_j, C_j), attained at x = +-1, and 0 outside; sup over x'
+    of R_v(x')(y) is at most p_high(eps_v), the largest value of the density, on
+    (-C_v, C_v) and 0 outside), so evaluating at the cell midpoints is exact."""
+    fam = get_randomizer("piecewise")
+    users = [u for u in sorted({lo * 0.5, lo, 0.5 * (lo + hi), hi, hi * 1.5, 0.01, 50.0, 3.0})
+             if 0.0 < u <= 50.0]
+    xs = np.linspace(-1.0, 1.0, 401)
+    for ev in (lo, 0.5 * (lo + hi), hi):
+        mv = PiecewiseMechanism(eps=[ev])
+        cv = float(mv.big_c()[0])
+        p_high = float(mv.pdf(0.0, 0.0)[0])
+        for ej in users:
+            mj = PiecewiseMechanism(eps=[ej])
+            cj = float(mj.big_c()[0])
+            m = float(fam.group_clone_mass(lo, hi, [ej])[0])
+            edge = max(cv, cj) * 1.5
+            ys = np.unique(np.concatenate([np.linspace(-edge, edge, 2001), [cj, -cj, cv, -cv]]))
+            mid = 0.5 * (ys[1:] + ys[:-1])
+            low = np.min(mj.pdf(mid[:, None], xs[None, :]), axis=1)  # inf over x at the cell
+            high = np.where(np.abs(mid) < cv, p_high, 0.0)  # sup over x' on the cell
+            assert np.all(low >= m * high * (1 - 1e-12)), (lo, hi, ev, ej, m)
+            if ej > lo:
+                assert m == 0.0  # a user with a smaller range gives no clones of this group
+
+
+def test_duchi_pmf_is_the_mechanism():
+    for eps in (0.1, 1.0, 5.0):
+        mech = DuchiMechanism(eps=[eps])
+        for x in (-1.0, -0.3, 0.0, 1.0):
+            ref = [float(mech.pmf(-1.0, x)[0]), float(mech.pmf(1.0, x)[0])]
+            assert np.allclose(_duchi_pmf(eps)(x), ref, rtol=1e-12)
+
+
+def test_duchi_domination_on_a_grid():
+    """One-bit Duchi against the binary-RR pair of its victim (docs/theory.md 6.3, P0 + P1 =
+    (1, 1)): R_j(x)(y) >= r_j / 2 for every x on a grid, r_j the mass the bound uses."""
+    fam = get_randomizer("duchi")
+    for ej in (0.01, 0.5, 2.0, 10.0, 50.0):
+        m = float(fam.group_clone_mass(0.1, 5.0, [ej])[0])
+        pmf = _duchi_pmf(ej)
+        for x in np.linspace(-1.0, 1.0, 101):
+            p = pmf(float(x))
+            assert np.all(p >= m / 2 * (1 - 1e-12))
+
+
+def _pmf_table(mech, eps):
+    """Rows: inputs; columns: outputs (k-RR: k x k, OUE: d x 2^d)."""
+    family, _, arg = mech.partition(":")
+    make = _krr_pmf if family == "krr" else _oue_pmf
+    return np.array([make(eps, int(arg))(x) for x in range(int(arg))])
+
+
+@pytest.mark.parametrize("mech", ["krr:3", "krr:4", "krr:10", "oue:2", "oue:3", "oue:5"])
+@pytest.mark.parametrize("seed", range(2))
+def test_discrete_pools_are_dominated(mech, seed):
+    """The pools the bound uses (group_pool, victim groups of several tiers): for every group,
+    every user j of the pool and every victim u of the group (u != j), exhaustively over
+    inputs x, pairs x0 != x1 of the victim and outputs y,
+    R_j(x)(y) >= (m_j / 2)(R_u(x0)(y) + R_u(x1)(y))."""
+    rng = np.random.default_rng([seed, 14])
+    eps = np.round(rng.uniform(0.05, 6.0, 25), 2)
+    prof = BudgetProfile.from_arrays(eps)
+    tiers, _ = np.unique(eps, return_counts=True)
+    tables = {float(e): _pmf_table(mech, float(e)) for e in tiers}
+    for g in aware.victim_groups(prof, mech, groups=4):
+        _, _, m, counts, _ = aware.group_pool(prof, mech, g, groups=4)
+        assert m.size == tiers.size
+        for u in range(g.start, g.stop):
+            tu = tables[float(tiers[u])]
+            pair_max = np.max([tu[a] + tu[b] for a, b in itertools.permutations(range(len(tu)), 2)],
+                              axis=0)
+            for j in range(tiers.size):
+                if j == u and np.sum(eps == tiers[j]) == 1:
+                    continue  # the victim itself
+                inf_j = tables[float(tiers[j])].min(axis=0)
+                assert np.all(inf_j >= m[j] / 2 * pair_max * (1 - 1e-12)), (mech, u, j)
+
+
+def test_screening_bound_dominates_the_exact_sum():
+    """The screening bound (module docstring of aware, "Screening") against the exact
+    Poisson-binomial law of random pools and the exact divergences."""
+    rng = np.random.default_rng(15)
+    for trial in range(120):
+        size = int(rng.integers(1, 300))
+        kind = trial % 4
+        if kind == 0:
+            m = rng.uniform(0, 1, size)
+        elif kind == 1:
+            m = 10 ** rng.uniform(-6, 0, size)
+        elif kind == 2:
+            m = np.full(size, rng.uniform(0, 1))
+        else:
+            m = np.where(rng.uniform(size=size) < 0.5, 1.0, rng.uniform(0, 0.01, size))
+        counts = np.ones(size, dtype=np.int64)
+        eps_v, d_v = float(rng.uniform(0.05, 8)), float(rng.choice([0.0, 1e-9, 1e-3]))
+        sc = aware._screen_of(eps_v, d_v, m, counts, np.maximum(1 - m, 1e-200))
+        assert np.all(sc.weights >= 0) and sc.weights.sum() == pytest.approx(1.0, abs=1e-12)
+        f = poisson_binomial_pmf_exact(m)
+        for eps in (0.0, eps_v * 0.1, eps_v * 0.5, eps_v * 0.9, eps_v):
+            h = conditional_divergence(np.arange(f.size), eps, eps_v)
+            truth = d_v + (1 - d_v) * float(np.dot(f, h))
+            assert aware._screen_value(sc, eps) >= truth * (1 - 1e-9) - 1e-300
+
+
+@pytest.fixture
+def binned(monkeypatch):
+    """Bin every profile of more than 50 distinct budgets into about 40 bins."""
+    monkeypatch.setattr(aware, "BIN_MIN_TIERS", 50)
+    monkeypatch.setattr(aware, "_BINS", 40)
+    aware.clear_cache()
+    yield
+    aware.clear_cache()
+
+
+@pytest.mark.parametrize("mech", ["laplace", "piecewise", "krr:3", "krr:10", "gaussian"])
+@pytest.mark.parametrize("kind", ["narrow", "wide", "mixed_delta"])
+def test_binned_masses_are_below_every_member(binned, mech, kind, monkeypatch):
+    rng = np.random.default_rng([len(mech), len(kind), 16])
+    n = 600
+    eps = rng.uniform(0.5, 2.0, n) if kind == "narrow" else rng.uniform(0.05, 6.0, n)
+    if mech == "gaussian":
+        delta = 10 ** rng.uniform(-9, -5, n) if kind == "mixed_delta" else np.full(n, 1e-7)
+    else:
+        delta = np.where(rng.uniform(size=n) < 0.3, 1e-4, 0.0) if kind == "mixed_delta" else 0.0
+    prof = BudgetProfile.from_arrays(eps, delta)
+    fam = get_randomizer(mech)
+    plan_b = aware._plan(prof, fam, 8)
+    monkeypatch.setattr(aware, "BIN_MIN_TIERS", 10**9)
+    plan_e = aware._plan(prof, fam, 8)
+    assert not plan_b.bins.exact and plan_e.bins.exact
+    assert [(g.start, g.stop) for g in plan_b.groups] == [(g.start, g.stop)
+                                                         for g in plan_e.groups]
+    owner = np.repeat(np.arange(plan_b.bins.counts.size),
+                      np.diff(np.searchsorted(np.cumsum(plan_e.tiers.counts),
+                                              np.cumsum(plan_b.bins.counts), side="right"),
+                              prepend=0))
+    assert owner.size == plan_e.tiers.eps.size
+    if mech == "gaussian":  # every user's sigma, as the mechanism computes it, in its bin
+        tier_of = {(float(e), float(d)): i for i, (e, d) in
+                   enumerate(zip(plan_e.tiers.eps, plan_e.tiers.delta, strict=True))}
+        users = np.array([tier_of[float(e), float(d)] for e, d in
+                          zip(prof.eps, prof.delta, strict=True)])
+        sig = GaussianMechanism(eps=prof.eps, delta=prof.delta).sigma()
+        for s_tier in (plan_e.tiers.sigma[users], sig):
+            assert np.all(plan_b.bins.sigma_a[owner[users]] >= s_tier)
+            assert np.all(plan_b.bins.sigma_b[owner[users]] <= s_tier)
+    etas = (0.0, 1e-3, 1e-9) if fam.family in aware.CUT_FAMILIES else (0.0,)
+    for gi in range(len(plan_b.groups)):
+        for eta in etas:
+            e_b, d_b, m_b, c_b, _ = aware._group_pool(fam, plan_b, gi, eta)
+            e_e, d_e, m_e, c_e, _ = aware._group_pool(fam, plan_e, gi, eta)
+            assert e_b == e_e and d_b >= d_e and c_b.sum() == c_e.sum()
+            assert np.all(m_b[owner] <= m_e * (1 + 1e-12) + 1e-300), (mech, kind, gi, eta)
+
+
+@pytest.mark.parametrize("mech", ["laplace", "krr:4", "piecewise", "gaussian"])
+def test_binned_bound_dominates_every_victim(binned, mech):
+    rng = np.random.default_rng([len(mech), 17])
+    n = 120
+    eps = rng.uniform(0.3, 3.0, n)
+    delta = np.full(n, 1e-7) if mech == "gaussian" else np.zeros(n)
+    prof = BudgetProfile.from_arrays(eps, delta)
+    assert not aware._plan_of(prof, get_randomizer(mech), 3).bins.exact
+    for target in (0.2, 0.8):
+        ours = CLONES.delta(profile=prof, eps=target, mechanism=mech, victim_groups=3)
+        worst = max(_single_victim(prof, mech, u, target) for u in range(n))
+        assert ours >= worst * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian", "krr:10"])
+def test_bound_does_not_depend_on_earlier_calls(mech):
+    """Caches only memoize: delta(eps) is the same cold, warm and in any call order."""
+    rng = np.random.default_rng(18)
+    n = 3000
+    prof = BudgetProfile.from_arrays(rng.uniform(0.5, 2.0, n),
+                                     np.full(n, 1e-8 if mech == "gaussian" else 0.0))
+    grid = [0.0, 0.05, 0.1, 0.2, 0.4]
+    clear_caches()
+    first = [CLONES.delta(profile=prof, eps=e, mechanism=mech) for e in grid]
+    clear_caches()
+    second = [CLONES.delta(profile=prof, eps=e, mechanism=mech) for e in grid[::-1]][::-1]
+    third = [CLONES.delta(profile=prof, eps=e, mechanism=mech) for e in grid]  # warm
+    assert first == second == third
 
 
 # ----------------------------------------------------------------------------- API

@@ -153,3 +153,19 @@ def test_clone_option_selects_standard_clones(capsys):
     assert "laplace" in res["clones"]["covers"]  # standard: any randomizer (identical)
     r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--clone", "weak")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_randomizer_selects_variation_ratio_parameters(capsys):
+    # docs/theory.md 11.4: only the general row (gamma = 0) of Wang et al.'s table is proven;
+    # --randomizer binary_rr uses it (Wang et al.'s code: 0.118161 at n = 1e5, eps0 = 4),
+    # --randomizer krr:10 / laplace are reported as not applicable with the reason.
+    args = ["bound", "--n", "100000", "--eps0", "4", "--delta", "1e-6", "--method",
+            "variation_ratio", "--format", "json", "--randomizer"]
+    assert main([*args, "binary_rr"]) == 0
+    row = json.loads(capsys.readouterr().out)["results"][0]
+    assert row["eps"] == pytest.approx(0.118161, rel=5e-3)
+    assert row["covers"] == ["binary_rr"]
+    for spec in ("krr:10", "laplace"):
+        assert main([*args, spec]) == 0
+        row = json.loads(capsys.readouterr().out)["results"][0]
+        assert row["status"] == "not applicable" and "gamma" in row["note"]

@@ -82,6 +82,30 @@ def test_oue_clone_mass_is_exact(d, eps_v, eps_j):
     assert got == pytest.approx(_oue_mass(d, eps_v, eps_j), rel=1e-10)
 
 
+@pytest.mark.parametrize("d", [2, 3, 5, 100])
+def test_oue_group_mass_is_below_the_mass_of_every_victim_in_the_group(d):
+    """The box bound (docs/theory.md 6.6): never above the exact mass of any victim budget in
+    [lo, hi] (checked on a dense grid, with enumeration-exact masses for small d), equal to it
+    when lo = hi, and over the accepted range of budgets (1e-3 .. 50)."""
+    fam = get_randomizer(f"oue:{d}")
+    rng = np.random.default_rng([d, 66])
+    for _ in range(300):
+        lo = float(np.exp(rng.uniform(np.log(1e-3), np.log(50.0))))
+        hi = min(50.0, lo + float(rng.exponential(1.0)))
+        users = np.exp(rng.uniform(np.log(1e-3), np.log(50.0), 6))
+        group = fam.group_clone_mass(lo, hi, users)
+        grid = np.linspace(lo, hi, 201)
+        exact = fam.clone_mass(grid[:, None], users[None, :]).min(axis=0)
+        assert (group <= exact * (1 + 1e-12)).all()
+        assert np.allclose(fam.group_clone_mass(lo, lo, users), fam.clone_mass(lo, users),
+                           rtol=1e-12, atol=0.0)
+    if d <= 3:  # against the enumeration of _oue_mass at the ends and the middle
+        for lo, hi, ej in ((0.5, 1.5, 1.0), (1.0, 3.0, 0.7), (0.2, 0.4, 2.0)):
+            m = float(fam.group_clone_mass(lo, hi, [ej])[0])
+            for ev in (lo, (lo + hi) / 2, hi):
+                assert m <= _oue_mass(d, ev, ej) * (1 + 1e-9)
+
+
 def test_binary_rr_is_krr_2_and_oue_identical_masses():
     r = get_randomizer("binary_rr")
     assert get_randomizer("krr:2") == r and get_randomizer("KRR:2").spec == "binary_rr"

@@ -422,7 +422,8 @@ def _check_settings(
     check_str(method, "method")
     known = list_bounds()
     if method not in known:
-        raise ValueError(f"unknown bound {short_repr(method)}; known bounds: {', '.join(known)}")
+        raise ValueError(f"unknown bound {short_repr(method, limit=32)}; known bounds: "
+                         f"{', '.join(known)}")
     if options is None:
         options = {}
     if not isinstance(options, Mapping):

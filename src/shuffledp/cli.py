@@ -32,6 +32,9 @@ __all__ = ["main"]
 EXIT_USAGE = 2
 #: Exit code of a soundness failure (a rigorous upper bound below an exact lower bound).
 EXIT_SOUNDNESS = 3
+#: Width of the method column of the printed tables (the longest registered name fits).
+_W = 24
+
 #: Randomizer families whose coverage each line reports (``--randomizer`` picks one).
 COVERAGE_CATALOG = ("binary_rr", "duchi", "krr:3", "krr:10", "oue:10", "laplace", "piecewise",
                     "gaussian")
@@ -129,7 +132,8 @@ def _build_parser() -> _Parser:
                    help="the local randomizer every user runs (binary_rr, duchi, krr:K, oue:D, "
                         "laplace, piecewise, gaussian, gaussian_l2, duchi_l2, any): each line "
                         "then says "
-                        "whether the bound is a guarantee for it")
+                        "whether the bound is a guarantee for it; variation_ratio uses its "
+                        "variation-ratio parameters")
     b.add_argument("--mechanism-aware", action="store_true",
                    help="clones uses the --randomizer's own clone masses per victim group "
                         "(personalized Laplace, k-RR, OUE, Gaussian, ...; docs/theory.md 4.1) "
@@ -238,14 +242,14 @@ def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namesp
         f"max delta_i = {profile.delta_max:g}, {given}"
     )
     col = "eps" if args.delta is not None else "delta"
-    header = f"{'method':<20} {'kind':<15} {col:>12}  note"
+    header = f"{'method':<{_W}} {'kind':<15} {col:>12}  note"
     print(header)
     print("-" * len(header))
     for r in rows:
         val = r[col]
         shown = "-" if val is None else (f"{val:.6g}")
         flag = "!" if r.get("below_lower") else " "
-        print(f"{r['method']:<20} {r['kind']:<15} {shown:>12}{flag} {r['note']}")
+        print(f"{r['method']:<{_W}} {r['kind']:<15} {shown:>12}{flag} {r['note']}")
 
 
 def _cmd_bound(args: argparse.Namespace) -> int:
@@ -259,6 +263,14 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     if args.mechanism_aware:
         clones_opts["mechanism"] = randomizer.spec
     options = {"clones": clones_opts} if "clones" in methods else {}
+    if randomizer is not None:
+        # bounds with a `mechanism` option other than clones (whose mechanism-aware masses are
+        # asked for by --mechanism-aware) use the randomizer's own parameters: variation_ratio
+        # (only the general row, gamma = 0, is proven: docs/theory.md 11.4; other rows are
+        # reported as not applicable) and variation_ratio_claimed (the published rows)
+        for name in methods:
+            if name != "clones" and "mechanism" in get_bound(name).info.options:
+                options[name] = {"mechanism": randomizer.spec}
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,
                            options=options)
     rows = _rows(evals, profile, options, randomizer)
@@ -287,11 +299,11 @@ def _cmd_bound(args: argparse.Namespace) -> int:
 
 
 def _cmd_list() -> int:
-    print(f"{'method':<20} {'kind':<15} {'personalized':<13} {'local delta':<12} covers")
+    print(f"{'method':<{_W}} {'kind':<15} {'personalized':<13} {'local delta':<12} covers")
     for name in list_bounds():
         i = get_bound(name).info
         print(
-            f"{name:<20} {i.kind_label:<15} {'yes' if i.personalized else 'no':<13} "
+            f"{name:<{_W}} {i.kind_label:<15} {'yes' if i.personalized else 'no':<13} "
             f"{'yes' if i.approx_ldp else 'no':<12} {i.coverage_note or ','.join(i.randomizers)}"
         )
     print("\nWhat a bound covers on your own profile: shuffledp bound ... --randomizer SPEC")

@@ -35,6 +35,11 @@ any         e^{-eps} if eps_v = eps_j, else 0 (one arbitrary          equal budg
             eps-LDP randomizer per budget, unrelated across budgets)
 ==========  ========================================================  ====================
 
+Each pure family also declares its *variation-ratio* parameters (p, beta, q) of Wang et al.
+(PVLDB 2024, arXiv 2304.05007, Definition of a (p, beta, q)-variation-ratio randomizer and the
+parameter table of their Section 4; derivations in docs/theory.md, section 11):
+:meth:`Randomizer.variation_ratio` returns a :class:`VariationRatio` or ``None`` (not pure).
+
 Specs: a string (``"binary_rr"``, ``"krr:10"``, ``"oue:100"``, ``"laplace"``, ``"duchi"``,
 ``"piecewise"``, ``"gaussian"``, ``"gaussian_l2"``, ``"duchi_l2"``, ``"any"``; ``"krr:2"`` is
 ``"binary_rr"``),
@@ -72,6 +77,7 @@ __all__ = [
     "domination",
     "budget_tiers",
     "MAX_DISTINCT_GENERAL",
+    "VariationRatio",
 ]
 
 #: family -> (pure, needs a parameter k, how r varies with the victim's budget, description)
@@ -200,8 +206,9 @@ class Randomizer:
         Uses how the mass varies with the victim's budget (module docstring): constant;
         non-increasing (the victim at ``eps_hi``); zero below eps_j, then non-increasing (0 when
         eps_j > eps_lo, else the victim at ``eps_hi``); equal budgets only (nonzero only when
-        ``eps_lo == eps_hi == eps_j``).  Not monotone (OUE): ``ValueError``, use the full
-        matrix of :meth:`clone_mass` instead.  docs/theory.md, "Mechanism-aware clones".
+        ``eps_lo == eps_hi == eps_j``).  Not monotone (OUE): the box bound of
+        :func:`_oue_box` (q_v at eps_lo, 1 - q_v at eps_hi), smaller than the minimum over
+        the interval.  docs/theory.md, "Mechanism-aware clones" and 6.6.
 
         >>> r = get_randomizer("laplace")
         >>> r.group_clone_mass(1.0, 2.0, [0.5, 1.5]).tolist() == [
@@ -222,10 +229,39 @@ class Randomizer:
         if how == "equal_only":
             same = (lo == hi) & (b == lo)
             return np.where(same, self.clone_mass(b, b), 0.0)
+        if how == "general" and self.family == "oue":  # the box bound of _oue_box
+            return _oue_box(lo, hi, b, b, int(self.k))  # type: ignore[arg-type]
         raise ValueError(
             f"{self.spec}: the clone mass is not monotone in the victim's budget (or the family "
             "is not pure); evaluate clone_mass on every victim budget instead"
         )
+
+    # ------------------------------------------------------------------ variation ratio
+    def variation_ratio(self, eps0: float) -> VariationRatio | None:
+        """The (p, beta, q)-variation-ratio parameters of this family at budget ``eps0``
+        (every user runs it with ``eps0``), or ``None`` when the family is not pure LDP.
+
+        Wang et al., PVLDB 2024, arXiv 2304.05007: a randomizer is (p, beta, q)-variation-ratio
+        when, for the victim's input pair, ``P0 <= p P1``, ``P1 <= p P0`` and
+        ``TV(P0, P1) <= beta``, and ``R(x)(y) <= q R(x')(y)`` for all inputs (their parameter
+        table; each row derived in docs/theory.md 11.3).  Declaring the parameters is not a
+        claim that the variation-ratio pair bounds the shuffled protocol: that is proven only
+        for rows with ``gamma == 0`` (the general row) and families that dominate the stronger
+        clone mass; Wang et al.'s claim for ``gamma > 0`` is false (docs/theory.md 11.4).
+
+        >>> get_randomizer("krr:10").variation_ratio(1.0).gamma > 0.0
+        True
+        >>> get_randomizer("binary_rr").variation_ratio(1.0).gamma
+        0.0
+        >>> get_randomizer("gaussian").variation_ratio(1.0) is None
+        True
+        """
+        eps0 = float(eps0)
+        if not (math.isfinite(eps0) and eps0 >= 0.0):
+            raise ValueError(f"eps0 must be finite and >= 0, got {eps0!r}")
+        make = _VARIATION_RATIO[self.family]
+        return None if make is None else make(eps0, self.k)
+
 
 
 def _piecewise_mass(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -239,6 +275,12 @@ def _piecewise_mass(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[n
 
 
 def _oue_mass(a: NDArray[np.float64], b: NDArray[np.float64], d: int) -> NDArray[np.float64]:
+    """Clone mass of OUE with d bits, victim budget a, user budget b (see :func:`_oue_box`)."""
+    return _oue_box(a, a, b, b, d)
+
+
+def _oue_box(v_lo: ArrayLike, v_hi: ArrayLike, u_lo: ArrayLike, u_hi: ArrayLike,
+             d: int) -> NDArray[np.float64]:
     """Clone mass of OUE with d bits: victim budget a (q_v = 1/(e^a+1)), user budget b.
 
     Victim pair (0, 1); an output y is described by its bits y_0, y_1 and the number s of
@@ -251,9 +293,20 @@ def _oue_mass(a: NDArray[np.float64], b: NDArray[np.float64], d: int) -> NDArray
 
     each monotone in s, so the minimum over patterns is at s in {0, d-3, d-2}.  Computed in
     log space (the masses underflow to 0 for large d across different budgets).
+
+    Box bound (victim budget anywhere in [v_lo, v_hi], user budget in [u_lo, u_hi]): every
+    candidate's log is  c + x log q_j + y log(1-q_j) - z log q_v - w log(1-q_v)  with x, y, z,
+    w >= 0 (read off the list above: the exponents of q_j and 1 - q_j are s, 1 + s, 2 + s,
+    1 + m and 1 + m - s, m - s, m - s - 1, 0; those of q_v and 1 - q_v enter with a minus
+    sign).  log q falls and log(1-q) rises with the budget, so each candidate is smallest with
+    q_v at v_lo, 1 - q_v at v_hi, q_j at u_hi and 1 - q_j at u_lo: evaluated there, the minimum
+    over candidates is a lower bound on the mass over the whole box (docs/theory.md 6.6).  With
+    v_lo = v_hi = a and u_lo = u_hi = b it is the mass itself.
     """
-    lq_j, lq1_j = -np.logaddexp(0.0, b), -np.logaddexp(0.0, -b)  # log q_j, log(1 - q_j)
-    lq_v, lq1_v = -np.logaddexp(0.0, a), -np.logaddexp(0.0, -a)
+    lq_j = -np.logaddexp(0.0, np.asarray(u_hi, dtype=np.float64))  # log q_j, at u_hi
+    lq1_j = -np.logaddexp(0.0, -np.asarray(u_lo, dtype=np.float64))  # log(1 - q_j), at u_lo
+    lq_v = -np.logaddexp(0.0, np.asarray(v_lo, dtype=np.float64))  # log q_v, at v_lo
+    lq1_v = -np.logaddexp(0.0, -np.asarray(v_hi, dtype=np.float64))  # log(1 - q_v), at v_hi
     m = d - 2
 
     def log_a(s: int) -> NDArray[np.float64]:
@@ -269,6 +322,131 @@ def _oue_mass(a: NDArray[np.float64], b: NDArray[np.float64], d: int) -> NDArray
             cands.append(2.0 * lq_j - lq1_j - lq_v + log_a(s))
     cands.append(lq_j - lq_v + log_a(m))  # (1, 1), every bit 1
     return np.minimum(np.exp(np.min(np.stack(cands), axis=0)), 1.0)
+
+
+# --------------------------------------------------------------------------- variation ratio
+@dataclass(frozen=True)
+class VariationRatio:
+    """(p, beta, q)-variation-ratio parameters of a randomizer at one budget (Wang et al.,
+    PVLDB 2024, arXiv 2304.05007, Section 4; docs/theory.md 11).
+
+    Stored in the forms the pair needs without cancellation: ``log_p`` = log p, ``log_q`` =
+    log q (``log_q >= log_p``: for one randomizer q bounds every ratio, p only the victim's
+    pair), ``beta``; ``alpha`` = beta / (p - 1) and ``gamma`` = 1 - alpha - p alpha (the
+    victim's common share, ``>= 0``), both computed by the family in closed form.  Derived:
+    ``r = alpha p / q`` (each other user's share of each of the victim's two parts) and
+    ``r_complement`` = 1 - 2 r = gamma + beta + 2 alpha (1 - p/q) (a sum of non-negative
+    terms, accurate).  ``source`` says where the row comes from.
+
+    Code names -> paper: ``alpha`` = alpha, ``gamma`` = 1 - alpha - p alpha, ``r`` = r
+    (their Lemma 4.4).
+
+    >>> v = VariationRatio(log_p=0.0, log_q=0.0, beta=0.0, alpha=0.5, gamma=0.0, source="")
+    >>> v.r, v.r_complement
+    (0.5, 0.0)
+    """
+
+    log_p: float
+    log_q: float
+    beta: float
+    alpha: float
+    gamma: float
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("log_p", "log_q", "beta", "alpha", "gamma"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise TypeError(f"{name} must be a real number, got {short_repr(v)}")
+            if not math.isfinite(float(v)) or float(v) < 0.0:
+                raise ValueError(f"{name} must be finite and >= 0, got {v!r}")
+            object.__setattr__(self, name, float(v))
+        if self.log_p > 700.0:
+            raise ValueError(f"log_p must be <= 700, got {self.log_p!r}")
+        if self.log_q < self.log_p:
+            raise ValueError(f"need log_q >= log_p (q bounds every ratio of the randomizer), "
+                             f"got log_p = {self.log_p!r}, log_q = {self.log_q!r}")
+        if self.beta > 1.0:
+            raise ValueError(f"beta (a total variation) must be <= 1, got {self.beta!r}")
+        total = self.alpha * (1.0 + math.exp(self.log_p)) + self.gamma
+        if abs(total - 1.0) > 1e-12:
+            raise ValueError(f"alpha (1 + p) + gamma must be 1, got {total!r}")
+        if self.log_p > 0.0 and abs(self.alpha * math.expm1(self.log_p) - self.beta) > (
+                1e-12 * max(self.beta, 1e-300)):
+            raise ValueError(f"alpha must be beta / (p - 1), got alpha = {self.alpha!r}, "
+                             f"beta = {self.beta!r}, p = exp({self.log_p!r})")
+
+    @property
+    def p(self) -> float:
+        return math.exp(self.log_p)
+
+    @property
+    def q(self) -> float:
+        return math.exp(self.log_q)
+
+    @property
+    def r(self) -> float:
+        """Each other user's share of Q^0 (and of Q^1): alpha p / q (Lemma 4.4)."""
+        return self.alpha * math.exp(self.log_p - self.log_q)
+
+    @property
+    def r_complement(self) -> float:
+        """1 - 2 r = gamma + beta + 2 alpha (1 - p/q), without cancellation."""
+        return self.gamma + self.beta - 2.0 * self.alpha * math.expm1(self.log_p - self.log_q)
+
+
+_WANG = "Wang et al., PVLDB 2024, arXiv 2304.05007, Section 4 parameter table"
+
+
+def _vr_general(eps0: float, k: int | None) -> VariationRatio:
+    """Any eps0-LDP randomizer: p = q = e^eps0, beta = tanh(eps0/2) (the largest total
+    variation of an eps0-DP pair), alpha = 1/(1 + e^eps0), gamma = 0."""
+    return VariationRatio(eps0, eps0, math.tanh(eps0 / 2.0), float(special.expit(-eps0)), 0.0,
+                          _WANG + ", general mechanisms (= binary randomized response)")
+
+
+def _vr_krr(eps0: float, k: int | None) -> VariationRatio:
+    """k-RR: beta = p - pbar = (e^eps0 - 1)/(e^eps0 + k - 1), alpha = pbar = 1/(e^eps0 + k - 1),
+    gamma = (k - 2) pbar."""
+    assert k is not None
+    a = math.exp(-np.logaddexp(eps0, math.log(k - 1.0)))
+    return VariationRatio(eps0, eps0, math.expm1(eps0) * a, a, (k - 2.0) * a,
+                          _WANG + ", general RR on k options")
+
+
+def _vr_half_exponent(eps0: float, k: int | None) -> VariationRatio:
+    """Laplace on [-1, 1] with scale 2/eps0, and the piecewise mechanism: beta = 1 -
+    e^{-eps0/2}, alpha = e^{-eps0/2}/(e^{eps0/2} + 1), gamma = (1 - e^{-eps0/2})/(e^{eps0/2} + 1)
+    (docs/theory.md 11.3)."""
+    h = eps0 / 2.0
+    s = float(special.expit(-h))
+    return VariationRatio(eps0, eps0, -math.expm1(-h), math.exp(-h) * s, -math.expm1(-h) * s,
+                          _WANG + " (Laplace, piecewise); rederived in docs/theory.md 11.3")
+
+
+def _vr_oue(eps0: float, k: int | None) -> VariationRatio:
+    """OUE (any d >= 2): beta = tanh(eps0/2)/2, alpha = 1/(2 (1 + e^eps0)), gamma = 1/2
+    (derived in docs/theory.md 11.3; not in the paper's table)."""
+    return VariationRatio(eps0, eps0, math.tanh(eps0 / 2.0) / 2.0,
+                          float(special.expit(-eps0)) / 2.0, 0.5,
+                          "derived in docs/theory.md 11.3 from the definition of OUE")
+
+
+#: family -> the function declaring its (p, beta, q) parameters (None: not pure LDP).
+#: ``duchi`` (one-bit) and ``duchi_l2`` use the general row (the paper lists Duchi et al.'s
+#: mechanism with it); ``any`` is the general row by definition.
+_VARIATION_RATIO = {
+    "binary_rr": _vr_general,
+    "krr": _vr_krr,
+    "duchi": _vr_general,
+    "laplace": _vr_half_exponent,
+    "piecewise": _vr_half_exponent,
+    "oue": _vr_oue,
+    "duchi_l2": _vr_general,
+    "gaussian": None,
+    "gaussian_l2": None,
+    "any": _vr_general,
+}
 
 
 def _parse(spec: str) -> Randomizer:

@@ -94,7 +94,10 @@ METHODS: dict[str, Style] = {
     "liu23_personalized": Style("liu23_personalized (Liu et al. 2023)", "#44AA99", "P",
                                 "published"),
     "liu24": Style("liu24 (HPS, Liu et al. 2024)", "#DDCC77", "X", "published"),
-    "variation_ratio": Style("variation_ratio (Wang et al. 2024)", "#117733", "8", "published"),
+    "variation_ratio": Style("variation_ratio (Wang et al. 2024, general row)", "#117733", "8",
+                             "published"),
+    "variation_ratio_claimed": Style("variation_ratio_claimed (Wang et al. 2024, as published)",
+                                     "#999999", "d", "published"),
 }
 
 #: Utility and SGD references (not bounds): drawn in greys and black, dash-dot.

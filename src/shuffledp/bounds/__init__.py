@@ -15,7 +15,9 @@ from shuffledp.bounds import (
     gdp_paper,  # noqa: F401  (registers "gdp")
     krr_exact,  # noqa: F401  (registers "krr_exact")
     liu23,  # noqa: F401  (registers "liu23_personalized")
+    liu24,  # noqa: F401  (registers "liu24")
     rr_exact,  # noqa: F401  (registers "rr_exact")
+    variation_ratio,  # noqa: F401  (registers "variation_ratio")
 )
 from shuffledp.bounds.base import KIND_LABELS, Bound, BoundInfo, BoundResult, Kind
 from shuffledp.bounds.registry import get_bound, list_bounds, register_bound, unregister_bound

@@ -21,11 +21,56 @@ a valid bound for every victim.  Groups are equal-count ranges of the tiers, ref
 geometrically at both ends (where the worst victims sit: the smallest budgets have the fewest
 clones, the largest the strongest reports).
 
-Gaussian victims: the tail cut.  The victim's pure part can be cut to |y| <= T, the mass
-beyond T (at most ``eta``) joining the victim's delta (Lemma 7).  Users with less noise then
-dominate a positive mass.  Every T is valid; for each group the code tries T = infinity and a
-grid of eta (quarter decades from 1e-2 to 1e-16, a discrete ternary search) and keeps the
-smallest delta.
+Tail cuts (Gaussian and Laplace victims).  The victim's pure part can be cut to |y| <= T, the
+mass beyond T (at most ``eta``) joining the victim's delta (Lemmas 7, 8).  Users with lighter
+tails then dominate a positive mass.  Every T is valid; for each group the code tries
+T = infinity and a grid of eta (quarter decades from 1e-2 to 1e-16, ``TAIL_GRID``) and keeps
+the smallest delta it finds ("Search" below).
+
+Bins (profiles with more than ``BIN_MIN_TIERS`` distinct budgets).  For ``krr``,
+``laplace``, ``piecewise`` and ``gaussian`` (``_BINNED_FAMILIES``), contiguous ranges of at
+most ``ceil(tiers / 65536)`` tiers inside a group form one user class, given the smaller of
+the masses of its two end budgets.  That is a lower bound over the range (rounding down, valid
+by Theorem 3): at a fixed victim, the log-mass is concave in the user's budget (Laplace:
+log eps_j - c eps_j, also with the cut; piecewise: log((t - 1) / (t (t + 1))),
+t = e^{eps_j / 2}; Gaussian: -w - u^2 e^{-2w} / 2 in w = log sigma_j) or monotone (k-RR),
+times an indicator of an interval (zero below), so its minimum over a range is at an end.
+Gaussian with one delta: sigma_j decreases in eps_j and is computed only where the bins start
+(a bin's scales lie between those of its first tier and of the next bin's first tier), widened
+by a relative 1e-9 (the calibration returns sigma within a relative 1e-10 of its monotone
+optimum); kappa_j (decreasing in sigma_j) at the larger end.  Each group's first tier is a bin
+of its own.  Measured at n = 10^6 (uniform [0.5, 2]): eps(1e-6) up by 0.02% (Laplace), 0.04%
+(Gaussian), 2e-6 (10-RR).
+
+Screening.  Before a clone-count pmf is built for a group and a cut, a cheap valid bound is
+tried: with F(k) = Pr[C <= k] and H_c non-increasing in c (docs/theory.md 3.4), Abel
+summation over blocks [k_i, k_{i+1}) of clone counts 0 = k_0 < ... < k_M = floor(mu) gives
+
+    sum_c Pr[C = c] H_c <= U_0 H_{k_0} + sum_{i=1}^{M-1} (U_i - U_{i-1}) H_{k_i}
+                           + (1 - U_{M-1}) H_{k_M}
+
+for any non-decreasing U_i >= F(k_{i+1} - 1) in [0, 1] (the terms with k >= k_M are at most
+H_{k_M} in total).  Here U is the smaller of Hoeffding's binomial comparison (docs/theory.md
+Lemma 4, valid for k <= mu - 1) and Bernstein's lower tail exp(-t^2 / (2 (V + t/3))),
+t = mu - k, V = sum m_j (1 - m_j), with a relative 1e-6 of slack (scipy's ``bdtr`` agrees
+with ``betainc`` to about 3e-10), mu rounded down and V up; the H_k are bounded above by
+``h + rho`` of ``clones._divergence_terms``.  Only the mean, variance and size of the pool and
+about 40 divergences are needed.  Measured: within a factor 1.3 of the exact bound.  A group
+whose screening bound is at most the running maximum cannot raise it and is not evaluated
+further.
+
+Search (per eps; no state is carried between calls, the caches only memoize).  Groups in the
+order 0, last, 1, 2, ...  Without cuts: the screening bound, then, if it exceeds the running
+maximum, the exact bound (``clones``' error accounting on a clone-count pmf).  With cuts: the
+screening bound at no cut and at the grid cut nearest below a quarter of the running maximum,
+then a discrete ternary search of the screening bound over the grid (no cut last); if no
+screened value is at most the running maximum, the exact bound at the best screened position
+and then at ever smaller cuts while it drops by more than a relative 1e-6 (positions whose
+victim delta alone is not below the best value are skipped).  The screening bound overstates
+the divergence part, not the cut tail, so larger cuts than the screened best do not help.
+The group's value is the smallest of its valid values.  The exact bound is refined (smaller
+truncation, direct convolutions) only while the charged approximation error exceeds 1e-3 of
+the whole delta, the cut tail included (``_evaluate_total``).
 
 Code names: ``eps_v``, ``delta_v`` the group's victim; ``sigma`` the users' noise scales
 (:func:`shuffledp.mechanisms.mean.analytic_gaussian_sigma`, sensitivity 2, inputs [-1, 1],
@@ -46,7 +91,6 @@ from numpy.typing import NDArray
 from scipy import special
 
 from shuffledp.caching import register_mapping
-from shuffledp.errors import ParameterRegimeError
 from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import MAX_DISTINCT_GENERAL, Randomizer, get_randomizer
 
@@ -54,6 +98,7 @@ __all__ = [
     "AWARE_FAMILIES",
     "VICTIM_GROUPS",
     "TAIL_GRID",
+    "BIN_MIN_TIERS",
     "CUT_FAMILIES",
     "VictimGroup",
     "victim_groups",
@@ -85,6 +130,21 @@ _MIN_MASS = 1e-200
 _DROP_SHARE = 1e-3
 #: Smallest complement 1 - m used.
 _MIN_COMPLEMENT = 1e-200
+#: Profiles with more distinct budgets than this are binned (module docstring, "Bins").
+BIN_MIN_TIERS = 131_072
+#: Number of bins aimed at when binning.
+_BINS = 65_536
+#: The families that are binned: their mass at a fixed victim is bounded below over a range
+#: of user budgets by its values at the ends (module docstring, "Bins"; a new family needs its
+#: own argument before it joins).
+_BINNED_FAMILIES = ("krr", "laplace", "piecewise", "gaussian")
+#: Relative widening of the noise scales of a bin computed apart from the tiers.
+_SIGMA_SLACK = 1e-9
+#: Steps, in standard deviations below the mean, of the screening's clone counts.
+_SCREEN_Z = np.concatenate([np.arange(0.0, 4.0, 0.25), np.arange(4.0, 10.0, 0.5),
+                            [11.0, 12.0, 14.0, 16.0, 20.0, 25.0, 30.0, 40.0, 60.0]])
+#: Relative slack of the screening's cdf bounds (scipy's bdtr, exp).
+_SCREEN_RTOL = 1e-6
 
 
 # --------------------------------------------------------------------------- Gaussian pieces
@@ -191,7 +251,8 @@ def _laplace_log_mass(eps_lo: float, eps_hi: float, cut: float,
 @dataclass(frozen=True)
 class _Tiers:
     """Distinct users (eps, delta) with multiplicities, in victim order (Gaussian: sigma
-    decreasing; others: eps increasing), plus the Gaussian scales."""
+    decreasing; others: eps increasing), plus the Gaussian scales (``None`` for a binned
+    Gaussian plan with one delta, whose scales are computed per bin, see :class:`_Bins`)."""
 
     eps: NDArray[np.float64]
     delta: NDArray[np.float64]
@@ -215,10 +276,55 @@ class VictimGroup:
     sigma_hi: float = math.nan
 
 
+@dataclass(frozen=True)
+class _Bins:
+    """The user classes of the pools: contiguous ranges of tiers (victim order), each given a
+    lower bound of its users' masses (module docstring, "Bins").  ``exact``: one tier per bin.
+
+    ``eps_a``, ``eps_b``: the budgets of the first and last tier of each bin; ``delta``: the
+    largest delta_j of the bin; Gaussian: ``sigma_a >= sigma_b`` bound the bin's sigma_j
+    (module docstring, "Bins") and ``log_kappa`` is at most every log kappa_j of the bin.
+    The bins of group g are ``[edges[g], edges[g + 1])``; every group starts with a bin of
+    its first tier alone."""
+
+    counts: NDArray[np.int64]
+    eps_a: NDArray[np.float64]
+    eps_b: NDArray[np.float64]
+    delta: NDArray[np.float64]
+    edges: NDArray[np.int64]
+    exact: bool
+    sigma_a: NDArray[np.float64] | None = None
+    sigma_b: NDArray[np.float64] | None = None
+    log_kappa: NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    tiers: _Tiers
+    groups: tuple[VictimGroup, ...]
+    bins: _Bins
+
+
+def _log_kappa(sigma: NDArray[np.float64], delta: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log min(1, (1 - delta_j) / M_j), M_j = 2 Phi(-1/sigma_j) the mass of inf_x
+    N(x, sigma_j^2) (Lemma 7); decreasing in sigma_j and in delta_j."""
+    return np.minimum(0.0, np.log1p(-delta) - np.log(2.0 * special.ndtr(-1.0 / sigma)))
+
+
+def _binned_gaussian(profile: BudgetProfile, family: Randomizer, n_tiers: int) -> bool:
+    """Binned Gaussian plan with one delta: sigma is computed per bin, not per tier."""
+    return (family.family == "gaussian" and n_tiers > BIN_MIN_TIERS
+            and bool(np.all(profile.delta == profile.delta[0])))
+
+
 def _tiers(profile: BudgetProfile, family: Randomizer) -> _Tiers:
     if profile.is_identical:
         eps, delta = profile.eps[:1].copy(), profile.delta[:1].copy()
         counts = np.array([profile.n], dtype=np.int64)
+    elif bool(np.all(profile.delta == profile.delta[0])):  # one delta: sort the budgets only
+        eps, cnt = np.unique(profile.eps, return_counts=True)
+        delta = np.full(eps.size, float(profile.delta[0]))
+        counts = cnt.astype(np.int64)
     else:
         order = np.lexsort((profile.delta, profile.eps))
         e, d = profile.eps[order], profile.delta[order]
@@ -228,12 +334,12 @@ def _tiers(profile: BudgetProfile, family: Randomizer) -> _Tiers:
         eps, delta = e[first], d[first]
         counts = np.diff(np.append(first, e.size)).astype(np.int64)
     sigma = log_kappa = None
-    if family.family == "gaussian":
+    if family.family == "gaussian" and not _binned_gaussian(profile, family, eps.size):
         sigma = gaussian_sigmas(eps, delta)
         order = np.argsort(-sigma, kind="stable")
         eps, delta, counts, sigma = eps[order], delta[order], counts[order], sigma[order]
-        mass = 2.0 * special.ndtr(-1.0 / sigma)  # M_j = integral of inf_x N(x, sigma_j^2)
-        log_kappa = np.minimum(0.0, np.log1p(-delta) - np.log(mass))
+        log_kappa = _log_kappa(sigma, delta)
+    # (binned, one delta: sigma decreases in eps, so the eps order is already the victim order)
     return _Tiers(eps, delta, counts, sigma, log_kappa)
 
 
@@ -252,84 +358,140 @@ def victim_groups(profile: BudgetProfile, family: Any, *,
                   groups: int = VICTIM_GROUPS) -> list[VictimGroup]:
     """The victim groups of ``profile`` for ``family`` (see the module docstring); the plan
     is the cached one of :func:`aware_delta`."""
-    return list(_plan_of(profile, get_randomizer(family), groups)[1])
+    return list(_plan_of(profile, get_randomizer(family), groups).groups)
 
 
-def _plan(profile: BudgetProfile, family: Randomizer,
-          groups: int) -> tuple[_Tiers, tuple[VictimGroup, ...]]:
+def _bins(profile: BudgetProfile, family: Randomizer, tiers: _Tiers,
+          edges: NDArray[np.int64]) -> _Bins:
+    """One bin per tier, or, above ``BIN_MIN_TIERS`` tiers for the families whose masses are
+    bounded below over a range of users by their values at its ends (``_BINNED_FAMILIES``),
+    ranges of at most ``ceil(tiers / _BINS)`` tiers inside each group, the group's first tier
+    alone."""
+    size = tiers.eps.size
+    binned = size > BIN_MIN_TIERS and family.family in _BINNED_FAMILIES
+    if not binned:
+        return _Bins(tiers.counts, tiers.eps, tiers.eps, tiers.delta, edges, True,
+                     tiers.sigma, tiers.sigma, tiers.log_kappa)
+    width = -(-size // _BINS)
+    starts, group_edges = [], [0]
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        starts.append(np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1
+                      else np.array([a]))
+        group_edges.append(group_edges[-1] + starts[-1].size)
+    first = np.concatenate(starts).astype(np.int64)
+    last = np.append(first[1:], size) - 1
+    counts = np.add.reduceat(tiers.counts, first).astype(np.int64)
+    delta = np.maximum.reduceat(tiers.delta, first)
+    sig_a = sig_b = log_kappa = None
+    if family.family == "gaussian":
+        if tiers.sigma is not None:  # several deltas: the tiers' own scales (sigma order)
+            sig_a = np.maximum.reduceat(tiers.sigma, first)
+            sig_b = np.minimum.reduceat(tiers.sigma, first)
+            assert tiers.log_kappa is not None
+            log_kappa = np.minimum.reduceat(tiers.log_kappa, first)
+        else:  # one delta: sigma_j decreases in eps_j; computed where the bins start (and
+            # at the last tier), widened: a bin's sigma_j lie between the scales of its first
+            # tier and of the next bin's first tier
+            ends = np.append(tiers.eps[first], tiers.eps[-1])
+            sig = gaussian_sigmas(ends, np.full(ends.size, float(tiers.delta[0])))
+            sig_a = sig[:-1] * (1.0 + _SIGMA_SLACK)
+            sig_b = sig[1:] * (1.0 - _SIGMA_SLACK)
+            log_kappa = _log_kappa(sig_a, delta)
+    return _Bins(counts, tiers.eps[first], tiers.eps[last], delta,
+                 np.array(group_edges, dtype=np.int64), False, sig_a, sig_b, log_kappa)
+
+
+def _plan(profile: BudgetProfile, family: Randomizer, groups: int) -> _Plan:
     tiers = _tiers(profile, family)
     if family.victim_order == "constant":  # the masses do not depend on the victim
         edges = np.array([0, tiers.counts.size], dtype=np.int64)
     else:
         edges = _edges(tiers.counts, groups)
+    bins = _bins(profile, family, tiers, edges)
     out = []
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
+    for gi, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
         a, b = int(a), int(b)
-        g = VictimGroup(
+        if tiers.sigma is not None:
+            s_lo, s_hi = float(tiers.sigma[a:b].min()), float(tiers.sigma[a:b].max())
+        elif bins.sigma_a is not None:  # binned Gaussian, one delta: widened ends
+            assert bins.sigma_b is not None
+            s_lo = float(bins.sigma_b[bins.edges[gi + 1] - 1])
+            s_hi = float(bins.sigma_a[bins.edges[gi]])
+        else:
+            s_lo = s_hi = math.nan
+        out.append(VictimGroup(
             a, b, int(tiers.counts[a:b].sum()), float(tiers.eps[a:b].min()),
-            float(tiers.eps[a:b].max()), float(tiers.delta[a:b].max()),
-            float(tiers.sigma[a:b].min()) if tiers.sigma is not None else math.nan,
-            float(tiers.sigma[a:b].max()) if tiers.sigma is not None else math.nan,
-        )
-        out.append(g)
-    return tiers, tuple(out)
+            float(tiers.eps[a:b].max()), float(tiers.delta[a:b].max()), s_lo, s_hi))
+    return _Plan(tiers, tuple(out), bins)
 
 
 # --------------------------------------------------------------------------- pool of a group
-def _pure_masses(family: Randomizer, tiers: _Tiers, g: VictimGroup) -> NDArray[np.float64]:
+def _pure_masses(family: Randomizer, plan: _Plan, g: VictimGroup) -> NDArray[np.float64]:
+    bins = plan.bins
     if family.victim_order != "general":
-        r = family.group_clone_mass(g.eps_lo, g.eps_hi, tiers.eps)
-    else:  # not monotone (OUE): every distinct victim budget of the group
-        victims = np.unique(tiers.eps[g.start:g.stop])
-        if victims.size * tiers.eps.size > MAX_DISTINCT_GENERAL**2:
-            raise ParameterRegimeError(
-                f"clones (mechanism {family.spec}): the clone mass is not monotone in the "
-                f"victim's budget and the profile has {tiers.eps.size} distinct budgets; "
-                "group the budgets into tiers")
-        r = family.clone_mass(victims[:, None], tiers.eps[None, :]).min(axis=0)
-    return (1.0 - tiers.delta) * r
+        r = family.group_clone_mass(g.eps_lo, g.eps_hi, bins.eps_a)
+        if not bins.exact:  # a range of users: its smaller end value (see _bins)
+            r = np.minimum(r, family.group_clone_mass(g.eps_lo, g.eps_hi, bins.eps_b))
+    else:  # not monotone (OUE): every distinct victim budget of the group when affordable,
+        # else the box bound over the group's victim budgets (randomizers._oue_box)
+        eps = plan.tiers.eps
+        victims = np.unique(eps[g.start:g.stop])
+        # (its users are never binned: the mass is not monotone in the user's budget either)
+        if victims.size * eps.size <= MAX_DISTINCT_GENERAL**2:
+            r = family.clone_mass(victims[:, None], eps[None, :]).min(axis=0)
+        else:
+            r = family.group_clone_mass(g.eps_lo, g.eps_hi, eps)
+    return (1.0 - bins.delta) * r
 
 
 def group_pool(profile: BudgetProfile, family: Any, group: VictimGroup, *, eta: float = 0.0,
                groups: int = VICTIM_GROUPS) -> tuple[float, float, NDArray[np.float64],
                                                      NDArray[np.int64], NDArray[np.float64]]:
     """``(eps_v, delta_v, masses, counts, complements)`` of one victim group: the pool is
-    every tier with its multiplicity, one user of the group with the largest mass left out.
-    ``eta`` > 0 cuts a Gaussian victim's tails (Lemma 7)."""
+    every bin of users (one tier per bin unless the profile has more than ``BIN_MIN_TIERS``
+    distinct budgets) with its multiplicity, one user of the group with the largest mass
+    left out.  ``eta`` > 0 cuts a Gaussian or Laplace victim's tails (Lemmas 7, 8)."""
     fam = get_randomizer(family)
-    tiers, _ = _plan_of(profile, fam, groups)
-    return _group_pool(fam, tiers, group, eta)
+    plan = _plan_of(profile, fam, groups)
+    if group not in plan.groups:
+        raise ValueError(f"group must be one of victim_groups(profile, {fam.spec!r}, "
+                         f"groups={groups}), got {group!r}")
+    return _group_pool(fam, plan, plan.groups.index(group), eta)
 
 
-def _group_pool(family: Randomizer, tiers: _Tiers, g: VictimGroup, eta: float):
+def _group_pool(family: Randomizer, plan: _Plan, gi: int, eta: float):
+    g, bins = plan.groups[gi], plan.bins
     delta_v = g.delta_hi
     if family.family == "gaussian":
-        assert tiers.sigma is not None and tiers.log_kappa is not None
+        assert bins.sigma_a is not None and bins.sigma_b is not None
+        assert bins.log_kappa is not None
         cut, tail = _tail_cut(eta, g.sigma_hi)
         delta_v = min(1.0, g.delta_hi + tail)
-        log_m = (tiers.log_kappa + math.log1p(-delta_v) - g.eps_hi
-                 + _gaussian_log_rho(g.sigma_lo, g.sigma_hi, cut, tiers.sigma))
-        m = np.exp(log_m)
+        rho = _gaussian_log_rho(g.sigma_lo, g.sigma_hi, cut, bins.sigma_a)
+        if not bins.exact:
+            rho = np.minimum(rho, _gaussian_log_rho(g.sigma_lo, g.sigma_hi, cut, bins.sigma_b))
+        m = np.exp(bins.log_kappa + math.log1p(-delta_v) - g.eps_hi + rho)
         if math.isinf(cut) and g.stop - g.start == 1:
-            # one tier: its users run the victim's own randomizer, r = e^{-eps} (FMT21 Lemma 3.3
-            # for the common pure part), times 1 - delta_j
-            same = np.zeros(m.shape, dtype=bool)
-            same[g.start] = True
-            m = np.where(same, np.maximum(m, (1.0 - tiers.delta) * math.exp(-g.eps_hi)), m)
+            # one tier (its own bin): its users run the victim's own randomizer, r = e^{-eps}
+            # (FMT21 Lemma 3.3 for the common pure part), times 1 - delta_j
+            k = int(bins.edges[gi])
+            m[k] = max(m[k], (1.0 - bins.delta[k]) * math.exp(-g.eps_hi))
     elif family.family == "laplace" and eta > 0.0:
         cut, tail = _laplace_tail_cut(eta, g.eps_lo)
         delta_v = min(1.0, g.delta_hi + tail)
-        m = (1.0 - tiers.delta) * (1.0 - tail) * np.exp(
-            _laplace_log_mass(g.eps_lo, g.eps_hi, cut, tiers.eps))
+        log_m = _laplace_log_mass(g.eps_lo, g.eps_hi, cut, bins.eps_a)
+        if not bins.exact:
+            log_m = np.minimum(log_m, _laplace_log_mass(g.eps_lo, g.eps_hi, cut, bins.eps_b))
+        m = (1.0 - bins.delta) * (1.0 - tail) * np.exp(log_m)
     else:
         if eta > 0.0:
             raise ValueError(f"eta (tail cut) applies to the {list(CUT_FAMILIES)} randomizers "
                              f"only, got eta = {eta!r} for {family.spec}")
-        m = _pure_masses(family, tiers, g)
+        m = _pure_masses(family, plan, g)
     m = np.minimum(m * _MASS_SHRINK, 1.0)
-    counts = tiers.counts.copy()
-    drop = g.start + int(np.argmax(m[g.start:g.stop]))
-    counts[drop] -= 1
+    counts = bins.counts.copy()
+    a, b = int(bins.edges[gi]), int(bins.edges[gi + 1])
+    counts[a + int(np.argmax(m[a:b]))] -= 1
     comp = np.maximum(1.0 - m, _MIN_COMPLEMENT)
     return g.eps_hi, delta_v, m, counts, comp
 
@@ -370,19 +532,90 @@ def _group_weighted(values, counts, comps, rel_step):
     return vals[keep], cnt[keep], np.maximum(-np.expm1(ku[keep] * h), _MIN_COMPLEMENT)
 
 
+# --------------------------------------------------------------------------- screening
+@dataclass(frozen=True)
+class _Screen:
+    """What the screening bound of one pool needs at every eps: the victim, the clone counts
+    ``ks`` (increasing, from 0 to floor(mu)) and their non-negative ``weights`` (sum 1)."""
+
+    eps_v: float
+    delta_v: float
+    ks: NDArray[np.int64]
+    weights: NDArray[np.float64]
+
+
+def _screen_of(eps_v: float, delta_v: float, m: NDArray[np.float64],
+               counts: NDArray[np.int64], comp: NDArray[np.float64]) -> _Screen:
+    """The weights of the screening bound (module docstring, "Screening") for the pool
+    ``(m, counts)``: U(k) >= Pr[C <= k] from Hoeffding's binomial comparison (valid for
+    k <= mu - 1; docs/theory.md Lemma 4) and Bernstein's lower tail
+    exp(-t^2 / (2 (V + t/3))), t = mu - k, at the ends k_{i+1} - 1 of the blocks, made
+    non-decreasing; the weights are U_0, U_i - U_{i-1}, 1 - U_{M-1}."""
+    pos = (m > 0.0) & (counts > 0)
+    mm, cc, kk = m[pos], counts[pos].astype(np.float64), comp[pos]
+    size = int(counts[pos].sum())
+    mu = float(np.sum(mm * cc)) * (1.0 - 1e-12)  # rounded down: a smaller mean is safe
+    top = math.floor(mu)
+    if top < 1:
+        return _Screen(eps_v, delta_v, np.zeros(1, dtype=np.int64), np.ones(1))
+    var = float(np.sum(mm * kk * cc)) * (1.0 + 1e-9) + 1e-15 * size  # rounded up
+    p_bar = min(mu / size, 1.0)
+    sd = math.sqrt(max(var, size * p_bar * (1.0 - p_bar), 1.0))
+    ks = np.unique(np.concatenate([[0], np.clip(top - np.round(_SCREEN_Z * sd), 0, top)]))
+    ks = ks.astype(np.int64)
+    ends = ks[1:] - 1  # <= floor(mu) - 1 <= mu - 1: Hoeffding's comparison applies
+    t = mu - ends
+    hoeffding = special.bdtr(ends, size, p_bar)
+    bernstein = np.exp(-t * t / (2.0 * (var + t / 3.0)))
+    u = np.minimum(1.0, (1.0 + _SCREEN_RTOL) * np.minimum(hoeffding, bernstein))
+    u = np.maximum.accumulate(u)
+    w = np.empty(ks.size)
+    w[0] = u[0]
+    w[1:-1] = np.diff(u)
+    w[-1] = 1.0 - u[-1]
+    return _Screen(eps_v, delta_v, ks, w)
+
+
+def _screen_value(sc: _Screen, eps: float) -> float:
+    """The screening bound at eps: delta_v + (1 - delta_v) sum_i w_i (h + rho)(k_i)."""
+    from shuffledp.bounds.clones import _divergence_terms, _finish
+
+    if eps >= sc.eps_v:
+        return float(sc.delta_v)
+    h, rho = _divergence_terms(sc.ks, eps, sc.eps_v)
+    inner = float(np.dot(sc.weights, np.minimum(h + rho, 1.0))) * (1.0 + 1e-12)
+    return _finish(sc.delta_v, inner)
+
+
+def _evaluate_total(get_count, eps: float, tol: float) -> float:
+    """:func:`shuffledp.bounds.clones._evaluate` with the refinement measured against the
+    whole delta (``whole=True``): the count is rebuilt (smaller truncation, direct
+    convolutions) only while the charged approximation error exceeds ``_REFINE_RATIO`` of
+    ``delta_v / (1 - delta_v)`` plus the divergence part, i.e. of the returned delta.  Every
+    stage is a valid upper bound; the smallest is returned."""
+    from shuffledp.bounds.clones import _evaluate
+
+    return _evaluate(get_count, eps, tol, whole=True)
+
+
 # --------------------------------------------------------------------------- the bound
-_PLANS: OrderedDict[tuple, tuple[_Tiers, tuple[VictimGroup, ...]]] = OrderedDict()
+_PLANS: OrderedDict[tuple, _Plan] = OrderedDict()
 _COUNTS: OrderedDict[tuple, Any] = OrderedDict()
+_SCREENS: OrderedDict[tuple, _Screen] = OrderedDict()
 _PLAN_CACHE_SIZE = 8
 _COUNT_CACHE_SIZE = 512
+_SCREEN_CACHE_SIZE = 8192
 register_mapping("aware.plans", _PLANS)
 register_mapping("aware.counts", _COUNTS)
+register_mapping("aware.screens", _SCREENS)
 
 
 def clear_cache() -> None:
-    """Empty the victim-group plans and clone-count pmfs of the mechanism-aware bound."""
+    """Empty the victim-group plans, screening weights and clone-count pmfs of the
+    mechanism-aware bound."""
     _PLANS.clear()
     _COUNTS.clear()
+    _SCREENS.clear()
 
 
 def _lru(cache: OrderedDict, key: tuple, build, size: int):
@@ -399,91 +632,172 @@ def _lru(cache: OrderedDict, key: tuple, build, size: int):
     return hit
 
 
-def _cached_plan(profile: BudgetProfile, family: Randomizer, groups: int, digest: str):
+def _cached_plan(profile: BudgetProfile, family: Randomizer, groups: int,
+                 digest: str) -> _Plan:
     return _lru(_PLANS, (digest, family.spec, groups), lambda: _plan(profile, family, groups),
                 _PLAN_CACHE_SIZE)
 
 
-def _plan_of(profile: BudgetProfile, family: Randomizer, groups: int):
+def _plan_of(profile: BudgetProfile, family: Randomizer, groups: int) -> _Plan:
     """The cached plan, keyed by the profile's content digest."""
     from shuffledp.bounds.clones import profile_digest
 
     return _cached_plan(profile, family, groups, profile_digest(profile))
 
 
-def _cut_value(count_of, group: VictimGroup, gi: int, i: int, eps: float, tol: float) -> float:
-    """delta of one group with cut TAIL_GRID[i] (i = -1: no cut)."""
-    from shuffledp.bounds.clones import _evaluate
-
-    eta = 0.0 if i < 0 else float(TAIL_GRID[i])
-    if i >= 0 and group.delta_hi + eta >= 1.0:
-        return 1.0
-    return _evaluate(count_of(gi, eta), eps, tol)
+#: Relative gain below which the downhill walk over cuts stops.
+_PLATEAU = 1e-6
+#: Position of "no cut" after the cut tails of TAIL_GRID (eta decreasing with the position).
+_NO_CUT = int(TAIL_GRID.size)
 
 
-def _best_cut(value_at, worst: float) -> float:
-    """Smallest delta over the cuts: no cut first, then a discrete ternary search on
-    TAIL_GRID (delta is usually unimodal in log eta; any cut is valid, so the search only
-    affects tightness), stopped as soon as some cut is at most ``worst`` (the group cannot
-    raise the maximum)."""
-    values: dict[int, float] = {}
+def _eta(pos: int) -> float:
+    return 0.0 if pos >= _NO_CUT else float(TAIL_GRID[pos])
 
-    def value(i: int) -> float:
-        if i not in values:
-            values[i] = value_at(i)
-        return values[i]
 
-    if value(-1) <= worst:
-        return values[-1]
-    lo, hi = 0, TAIL_GRID.size - 1
-    while hi - lo > 2 and min(values.values()) > worst:
+class _Group:
+    """The evaluation of one victim group at one eps (module docstring, "Search"): screening
+    bounds (cheap) and exact evaluations (a clone-count pmf) at the positions of the cut
+    grid, each cached across eps by the caller's caches."""
+
+    def __init__(self, family: Randomizer, plan: _Plan, gi: int, key: tuple, eps: float,
+                 tol: float, rel_step: float) -> None:
+        self.family, self.plan, self.gi, self.key = family, plan, gi, key
+        self.eps, self.tol, self.rel_step = eps, tol, rel_step
+        self.group = plan.groups[gi]
+        self.screened: dict[int, float] = {}
+        self.exact: dict[int, float] = {}
+
+    def _hopeless(self, pos: int) -> bool:
+        return pos < _NO_CUT and self.group.delta_hi + _eta(pos) >= 1.0
+
+    def screen(self, pos: int) -> float:
+        if pos not in self.screened:
+            if self._hopeless(pos):
+                self.screened[pos] = 1.0
+            else:
+                def build() -> _Screen:
+                    e_v, d_v, m, counts, comp = _group_pool(self.family, self.plan, self.gi,
+                                                            _eta(pos))
+                    return _screen_of(e_v, d_v, m, counts, comp)
+
+                sc = _lru(_SCREENS, (*self.key, self.gi, pos), build, _SCREEN_CACHE_SIZE)
+                self.screened[pos] = _screen_value(sc, self.eps)
+        return self.screened[pos]
+
+    def evaluate(self, pos: int) -> float:
+        if pos not in self.exact:
+            if self._hopeless(pos):
+                self.exact[pos] = 1.0
+            else:
+                self.exact[pos] = _evaluate_total(self._count_getter(pos), self.eps, self.tol)
+        return self.exact[pos]
+
+    def _count_getter(self, pos: int):
+        from shuffledp.bounds.clones import _build_count
+
+        def get(t: float, direct: bool):
+            def build():
+                e_v, d_v, m, counts, comp = _group_pool(self.family, self.plan, self.gi,
+                                                        _eta(pos))
+                values, cnt, comps = _group_weighted(m, counts, comp, self.rel_step)
+                return _build_count(e_v, d_v, values, cnt, tol=t, direct=direct,
+                                    complements=comps)
+
+            key = (*self.key, self.gi, pos, float(t), float(self.rel_step), direct)
+            return _lru(_COUNTS, key, build, _COUNT_CACHE_SIZE)
+        return get
+
+    def best(self) -> float:
+        vals = list(self.screened.values()) + list(self.exact.values())
+        return min(vals) if vals else 1.0
+
+    def lower(self, pos: int) -> float:
+        """A lower bound on both values at ``pos``: the victim's delta (with the cut tail)."""
+        g = self.group
+        if pos >= _NO_CUT:
+            return g.delta_hi
+        tail = (_tail_cut(_eta(pos), g.sigma_hi)[1] if self.family.family == "gaussian"
+                else _laplace_tail_cut(_eta(pos), g.eps_lo)[1])
+        return min(1.0, g.delta_hi + tail)
+
+
+def _ternary(value, lo: int, hi: int, stop: float) -> None:
+    """Discrete ternary search of the smallest ``value`` on positions ``lo..hi`` (usually
+    unimodal; any position is valid, so the search affects only tightness), ended as soon as
+    some value is at most ``stop``; the values are recorded by ``value`` itself."""
+    seen: dict[int, float] = {}
+
+    def v(i: int) -> float:
+        if i not in seen:
+            seen[i] = value(i)
+        return seen[i]
+
+    while hi - lo > 2 and (not seen or min(seen.values()) > stop):
         m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
-        if value(m1) <= value(m2):
+        if v(m1) <= v(m2):
             hi = m2
         else:
             lo = m1
-    if min(values.values()) > worst:
+    if not seen or min(seen.values()) > stop:
         for i in range(lo, hi + 1):
-            value(i)
-    return min(values.values())
+            v(i)
+            if seen[i] <= stop:
+                break
+
+
+def _group_delta(grp: _Group, worst: float) -> float:
+    """A valid bound on the group's delta, or any value <= ``worst`` once one is certified
+    (the group cannot raise the maximum)."""
+    if grp.family.family not in CUT_FAMILIES:
+        if grp.screen(_NO_CUT) <= worst:
+            return grp.best()
+        grp.evaluate(_NO_CUT)
+        return grp.best()
+    # 1. screening: no cut, then the cut tail of about worst / 4, then a search over the grid
+    if worst > 0.0:
+        guess = int(np.clip(np.searchsorted(-TAIL_GRID, -worst / 4.0), 0, _NO_CUT - 1))
+        for pos in (_NO_CUT, guess):
+            if grp.screen(pos) <= worst:
+                return grp.best()
+    _ternary(grp.screen, 0, _NO_CUT, worst)
+    if grp.best() <= worst:
+        return grp.best()
+    # 2. exact values from the best screened position, then downhill towards smaller cuts.
+    #    The screening bound overstates the divergence part (not the cut tail), so a larger
+    #    cut than the screened best can only help the exact value when it helps the screened
+    #    one, which it does not; a smaller cut can (tightness only: every value is valid).
+    #    Steps that gain less than a relative 1e-6 (a plateau) end the walk.
+    cur = min(grp.screened, key=lambda p: (grp.screened[p], p))
+    grp.evaluate(cur)
+    pos = cur + 1
+    while (grp.best() > worst and pos <= _NO_CUT and grp.lower(pos) < grp.best()
+           and grp.evaluate(pos) < grp.exact[pos - 1] * (1.0 - _PLATEAU)):
+        pos += 1
+    return grp.best()
 
 
 def aware_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, tol: float,
                 rel_step: float, groups: int = VICTIM_GROUPS) -> float:
     """delta(eps) of the mechanism-aware reduction: the largest group bound (module
     docstring).  Groups that cannot exceed the running maximum are cut short."""
-    from shuffledp.bounds.clones import _build_count, _evaluate, profile_digest
+    from shuffledp.bounds.clones import profile_digest
 
     family = get_randomizer(mechanism)
     if family.family not in AWARE_FAMILIES:
         raise ValueError(f"mechanism must be one of the families {list(AWARE_FAMILIES)}, got "
                          f"{family.spec!r}")
     digest = profile_digest(profile)
-    tiers, plan = _cached_plan(profile, family, groups, digest)
-
-    def count_of(gi: int, eta: float):
-        def get(t: float, direct: bool):
-            def build():
-                e_v, d_v, m, counts, comp = _group_pool(family, tiers, plan[gi], eta)
-                values, cnt, comps = _group_weighted(m, counts, comp, rel_step)
-                return _build_count(e_v, d_v, values, cnt, tol=t, direct=direct,
-                                    complements=comps)
-
-            key = (digest, family.spec, groups, gi, eta, float(t), float(rel_step), direct)
-            return _lru(_COUNTS, key, build, _COUNT_CACHE_SIZE)
-        return get
-
-    order = [0, len(plan) - 1] + list(range(1, len(plan) - 1))
+    plan = _cached_plan(profile, family, groups, digest)
+    key = (digest, family.spec, groups)
+    n_groups = len(plan.groups)
+    order = [0, n_groups - 1] + list(range(1, n_groups - 1))
     seen: set[int] = set()
     worst = 0.0
     for gi in order:
         if gi in seen:
             continue
         seen.add(gi)
-        if family.family not in CUT_FAMILIES:
-            worst = max(worst, _evaluate(count_of(gi, 0.0), eps, tol))
-            continue
-        best = _best_cut(lambda i, gi=gi: _cut_value(count_of, plan[gi], gi, i, eps, tol),
-                         worst)
-        worst = max(worst, best)
+        grp = _Group(family, plan, gi, key, float(eps), float(tol), float(rel_step))
+        worst = max(worst, _group_delta(grp, worst))
     return float(min(worst, 1.0))

@@ -544,7 +544,7 @@ def _finish(delta_v: float, inner: float) -> float:
     return float(min(1.0, delta_v + (1.0 - delta_v) * min(1.0, inner)))
 
 
-def _evaluate(get_count, eps: float, tol: float) -> float:
+def _evaluate(get_count, eps: float, tol: float, *, whole: bool = False) -> float:
     """delta(eps) with on-demand refinement.
 
     ``get_count(tol, direct)`` returns the :class:`CloneCount` built with that truncation and
@@ -553,14 +553,18 @@ def _evaluate(get_count, eps: float, tol: float) -> float:
     bound, the count is rebuilt with the next smaller truncation of ``_REFINED_TOLS`` and, when
     the pmf is short enough, with direct convolutions.  Every stage is a valid upper bound; the
     smallest is returned.  This keeps the bound meaningful down to delta = 1e-30 and eps
-    monotone in n there.
+    monotone in n there.  ``whole``: measure the error against the whole returned delta,
+    ``delta_v / (1 - delta_v)`` plus the divergence part (the mechanism-aware groups, whose
+    cut victims often have delta_v far above the divergence part; refining that part then
+    changes nothing visible).
     """
     cc = get_count(tol, False)
     if eps >= cc.eps_v:  # every H_c is 0 (also covers eps_v = 0, q = 1/2)
         return float(cc.delta_v)
     parts = _inner_bound(cc, eps)
     best = parts.total
-    while parts.slack > _REFINE_RATIO * parts.total and parts.total < 1.0:
+    floor = cc.delta_v / max(1.0 - cc.delta_v, 1e-300) if whole else 0.0
+    while parts.slack > _REFINE_RATIO * (parts.total + floor) and parts.total < 1.0:
         smaller = [t for t in _REFINED_TOLS if t < cc.tol]
         direct = cc.direct or (
             cc.count.error_l1 > 0.0 and cc.count.pmf.size <= _DIRECT_MAX_WIDTH

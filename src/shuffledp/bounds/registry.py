@@ -38,7 +38,8 @@ def _check_name(name: object) -> str:
         raise TypeError(f"bound name must be a str, got {type(name).__name__} {short_repr(name)}")
     if name not in _REGISTRY:
         raise ValueError(
-            f"unknown bound {short_repr(name)}; known bounds: {', '.join(list_bounds())}"
+            f"unknown bound {short_repr(name, limit=32)}; known bounds: "
+            f"{', '.join(list_bounds())}"
         )
     return name
 
