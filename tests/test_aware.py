@@ -575,7 +575,8 @@ def binned(monkeypatch):
     aware.clear_cache()
 
 
-@pytest.mark.parametrize("mech", ["laplace", "piecewise", "krr:3", "krr:10", "gaussian"])
+@pytest.mark.parametrize("mech", ["laplace", "piecewise", "krr:3", "krr:10", "gaussian",
+                                  "oue:3", "oue:100"])
 @pytest.mark.parametrize("kind", ["narrow", "wide", "mixed_delta"])
 def test_binned_masses_are_below_every_member(binned, mech, kind, monkeypatch):
     rng = np.random.default_rng([len(mech), len(kind), 16])
@@ -616,7 +617,7 @@ def test_binned_masses_are_below_every_member(binned, mech, kind, monkeypatch):
             assert np.all(m_b[owner] <= m_e * (1 + 1e-12) + 1e-300), (mech, kind, gi, eta)
 
 
-@pytest.mark.parametrize("mech", ["laplace", "krr:4", "piecewise", "gaussian"])
+@pytest.mark.parametrize("mech", ["laplace", "krr:4", "piecewise", "gaussian", "oue:3"])
 def test_binned_bound_dominates_every_victim(binned, mech):
     rng = np.random.default_rng([len(mech), 17])
     n = 120

@@ -198,8 +198,8 @@ class Randomizer:
         return np.asarray(out, dtype=np.float64)
 
 
-    def group_clone_mass(self, eps_lo: float, eps_hi: float,
-                         eps_user: ArrayLike) -> NDArray[np.float64]:
+    def group_clone_mass(self, eps_lo: float, eps_hi: float, eps_user: ArrayLike, *,
+                         eps_user_hi: ArrayLike | None = None) -> NDArray[np.float64]:
         """A lower bound on ``clone_mass(eps_v, eps_j)`` over every victim budget eps_v in
         ``[eps_lo, eps_hi]``, for each user budget eps_j of ``eps_user`` (pure families).
 
@@ -208,7 +208,9 @@ class Randomizer:
         eps_j > eps_lo, else the victim at ``eps_hi``); equal budgets only (nonzero only when
         ``eps_lo == eps_hi == eps_j``).  Not monotone (OUE): the box bound of
         :func:`_oue_box` (q_v at eps_lo, 1 - q_v at eps_hi), smaller than the minimum over
-        the interval.  docs/theory.md, "Mechanism-aware clones" and 6.6.
+        the interval; with ``eps_user_hi`` also over every user budget in
+        ``[eps_user, eps_user_hi]`` (OUE only).  docs/theory.md, "Mechanism-aware clones"
+        and 6.6.
 
         >>> r = get_randomizer("laplace")
         >>> r.group_clone_mass(1.0, 2.0, [0.5, 1.5]).tolist() == [
@@ -220,6 +222,9 @@ class Randomizer:
             raise ValueError(f"need 0 <= eps_lo <= eps_hi, got eps_lo = {lo!r}, eps_hi = {hi!r}")
         b = np.asarray(eps_user, dtype=np.float64)
         how = self.victim_order
+        if eps_user_hi is not None and not (how == "general" and self.family == "oue"):
+            raise ValueError(f"{self.spec}: eps_user_hi (a range of user budgets) is "
+                             "supported for oue only")
         if how == "constant":
             return self.clone_mass(b, b)
         if how == "decreasing":
@@ -230,7 +235,10 @@ class Randomizer:
             same = (lo == hi) & (b == lo)
             return np.where(same, self.clone_mass(b, b), 0.0)
         if how == "general" and self.family == "oue":  # the box bound of _oue_box
-            return _oue_box(lo, hi, b, b, int(self.k))  # type: ignore[arg-type]
+            b_hi = b if eps_user_hi is None else np.asarray(eps_user_hi, dtype=np.float64)
+            if b_hi.shape != b.shape or (b_hi < b).any():
+                raise ValueError("eps_user_hi must have the shape of eps_user and be >= it")
+            return _oue_box(lo, hi, b, b_hi, int(self.k))  # type: ignore[arg-type]
         raise ValueError(
             f"{self.spec}: the clone mass is not monotone in the victim's budget (or the family "
             "is not pure); evaluate clone_mass on every victim budget instead"

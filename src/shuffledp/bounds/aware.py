@@ -28,10 +28,12 @@ T = infinity and a grid of eta (quarter decades from 1e-2 to 1e-16, ``TAIL_GRID`
 the smallest delta it finds ("Search" below).
 
 Bins (profiles with more than ``BIN_MIN_TIERS`` distinct budgets).  For ``krr``,
-``laplace``, ``piecewise`` and ``gaussian`` (``_BINNED_FAMILIES``), contiguous ranges of at
-most ``ceil(tiers / 65536)`` tiers inside a group form one user class, given the smaller of
-the masses of its two end budgets.  That is a lower bound over the range (rounding down, valid
-by Theorem 3): at a fixed victim, the log-mass is concave in the user's budget (Laplace:
+``laplace``, ``piecewise``, ``gaussian`` and ``oue`` (``_BINNED_FAMILIES``), contiguous ranges
+of at most ``ceil(tiers / 65536)`` tiers inside a group form one user class, given the smaller
+of the masses of its two end budgets (OUE, whose mass is not monotone in either budget:
+the box bound over the group's victims and the bin's users, ``randomizers._oue_box``).
+That is a lower bound over the range (rounding down, valid by Theorem 3): at a fixed victim,
+the log-mass is concave in the user's budget (Laplace:
 log eps_j - c eps_j, also with the cut; piecewise: log((t - 1) / (t (t + 1))),
 t = e^{eps_j / 2}; Gaussian: -w - u^2 e^{-2w} / 2 in w = log sigma_j) or monotone (k-RR),
 times an indicator of an interval (zero below), so its minimum over a range is at an end.
@@ -137,7 +139,7 @@ _BINS = 65_536
 #: The families that are binned: their mass at a fixed victim is bounded below over a range
 #: of user budgets by its values at the ends (module docstring, "Bins"; a new family needs its
 #: own argument before it joins).
-_BINNED_FAMILIES = ("krr", "laplace", "piecewise", "gaussian")
+_BINNED_FAMILIES = ("krr", "laplace", "piecewise", "gaussian", "oue")
 #: Relative widening of the noise scales of a bin computed apart from the tiers.
 _SIGMA_SLACK = 1e-9
 #: Steps, in standard deviations below the mean, of the screening's clone counts.
@@ -436,11 +438,11 @@ def _pure_masses(family: Randomizer, plan: _Plan, g: VictimGroup) -> NDArray[np.
         # else the box bound over the group's victim budgets (randomizers._oue_box)
         eps = plan.tiers.eps
         victims = np.unique(eps[g.start:g.stop])
-        # (its users are never binned: the mass is not monotone in the user's budget either)
-        if victims.size * eps.size <= MAX_DISTINCT_GENERAL**2:
+        if bins.exact and victims.size * eps.size <= MAX_DISTINCT_GENERAL**2:
             r = family.clone_mass(victims[:, None], eps[None, :]).min(axis=0)
-        else:
-            r = family.group_clone_mass(g.eps_lo, g.eps_hi, eps)
+        else:  # the box over the group's victims and each bin's users (exact bins: a point)
+            r = family.group_clone_mass(g.eps_lo, g.eps_hi, bins.eps_a,
+                                        eps_user_hi=bins.eps_b)
     return (1.0 - bins.delta) * r
 
 
