@@ -258,7 +258,7 @@ def draw_all(df, *, title="", ylabel="MSE"):
     handles, labels = collect_legend(fig)
     mh, ml = _marker_legend()
     finish(fig, [*handles, *mh], [*labels, *ml], ncol=2, notes=_missing_lines(df, mechanisms),
-           top_title=f"{title}: {ylabel} / {ylabel} of gdp, every mechanism")
+           top_title=f"{title} (every mechanism; ratio to gdp)")
     return fig
 
 
