@@ -205,6 +205,16 @@ def _check_paper_ready(fig, name):
     assert sizes == {figstyle.FONT_SIZE}, f"{name}: font sizes {sizes}"
     width = fig.get_size_inches()[0]
     assert width <= figstyle.TEXT_WIDTH + 1e-9, f"{name}: {width} in wide"
+    # as saved (bbox "tight"): legends and notes never widen it beyond the text width
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=50, bbox_inches="tight", pad_inches=0.03)
+    buf.seek(0)
+    with Image.open(buf) as im:
+        assert im.size[0] <= 50 * (figstyle.TEXT_WIDTH + 0.1), f"{name}: {im.size[0] / 50} in"
 
 
 def _legend_text(fig):

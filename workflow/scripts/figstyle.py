@@ -234,17 +234,27 @@ def finish(fig, handles=(), labels=(), *, ncol: int = 2, notes=(), top_title: st
            tight: bool = True) -> None:
     """Lay the figure out with one legend (and optional notes) below the axes, never over
     data: the figure grows by the height the legend and notes need."""
-    labels = list(labels)
-    w, h = fig.get_size_inches()
-    # a legend column holds about (width / ncol) / (0.5 em) characters after its handle
-    max_chars = (w / max(1, ncol) - 0.45) / (FONT_SIZE * 0.5 / 72)
-    while ncol > 1 and labels and max(len(lab) for lab in labels) > max_chars:
-        ncol -= 1
-        max_chars = (w / ncol - 0.45) / (FONT_SIZE * 0.5 / 72)
-    nleg = -(-len(labels) // max(1, ncol)) if labels else 0
     import textwrap
 
-    width_chars = int((w - 0.3) / (FONT_SIZE * 0.5 / 72))
+    labels = list(labels)
+    w, h = fig.get_size_inches()
+    em = FONT_SIZE * 0.56 / 72  # inches per character of the font (DejaVu Sans, average)
+
+    def chars(width: float) -> int:
+        return max(20, int(width / em))
+
+    # two columns when every label fits one, else one column with long labels wrapped, so
+    # that the legend never makes the figure wider than its width
+    if ncol > 1 and labels and max(len(lab) for lab in labels) > chars(w / ncol - 0.45):
+        ncol = 1
+    col = chars(w / max(1, ncol) - 0.45)
+    labels = ["\n".join(textwrap.wrap(lab, col, subsequent_indent="    ")) or lab
+              for lab in labels]
+    if ncol == 1:
+        nleg = sum(lab.count("\n") + 1 for lab in labels)
+    else:
+        nleg = -(-len(labels) // ncol) if labels else 0
+    width_chars = chars(w - 0.3)
     notes = [part for note in notes
              for part in textwrap.wrap(note, width_chars, subsequent_indent="    ")]
     lines = nleg + len(notes) + (0.6 if notes else 0)
