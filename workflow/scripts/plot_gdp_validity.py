@@ -71,11 +71,21 @@ def draw(df):
     ns = sorted(df["n"].unique())
     eps0s = sorted(df["eps0"].unique())
     delta = float(df["delta"].iloc[0])
-    fig = plt.figure(figsize=(TEXT_WIDTH, 0.3 * len(ns) + 1.0))
-    grid = fig.add_gridspec(1, len(uppers) + 1, width_ratios=[1.0] * len(uppers) + [0.035],
-                            wspace=0.08)
-    axes = [[fig.add_subplot(grid[0, k]) for k in range(len(uppers))]]
-    cax = fig.add_subplot(grid[0, len(uppers)])
+    # side by side while every cell can hold "0.00!" (about 0.3 in at 7 pt), else one panel
+    # per row at the full width
+    stacked = len(uppers) * len(eps0s) * 0.3 > TEXT_WIDTH - 1.3
+    if stacked:
+        fig = plt.figure(figsize=(TEXT_WIDTH, len(uppers) * (0.24 * len(ns) + 0.75) + 0.3))
+        grid = fig.add_gridspec(len(uppers), 2, width_ratios=[1.0, 0.025], hspace=0.45,
+                                wspace=0.04)
+        axes = [[fig.add_subplot(grid[k, 0]) for k in range(len(uppers))]]
+        cax = fig.add_subplot(grid[:, 1])
+    else:
+        fig = plt.figure(figsize=(TEXT_WIDTH, 0.3 * len(ns) + 1.0))
+        grid = fig.add_gridspec(1, len(uppers) + 1,
+                                width_ratios=[1.0] * len(uppers) + [0.035], wspace=0.08)
+        axes = [[fig.add_subplot(grid[0, k]) for k in range(len(uppers))]]
+        cax = fig.add_subplot(grid[0, len(uppers)])
     norm = LogNorm(vmin=RATIO_TICKS[0], vmax=RATIO_TICKS[-1])
     cmap = plt.get_cmap("RdBu").copy()
     im = None
@@ -96,9 +106,11 @@ def draw(df):
         ax.set_xlim(-0.5, len(eps0s) - 0.5)
         ax.set_ylim(-0.5, len(ns) - 0.5)
         ax.set_xticks(range(len(eps0s)), [f"{e:g}" for e in eps0s])
-        ax.tick_params(left=method == uppers[0])
-        ax.set_yticks(range(len(ns)), [f"{int(n):,}" for n in ns] if method == uppers[0]
-                      else [])
+        first = stacked or method == uppers[0]
+        ax.tick_params(left=first)
+        ax.set_yticks(range(len(ns)), [f"{int(n):,}" for n in ns] if first else [])
+        if stacked:
+            ax.set_ylabel("number of users n")
         ax.set_xlabel("local eps0")
         ax.grid(False)
         for spine in ax.spines.values():
@@ -119,6 +131,8 @@ def draw(df):
                                                edgecolor="0.25", linewidth=0))
                 r = ratio[i, j]
                 text = f"{r:.2f}" if r < 10 else f"{r:.0f}"
+                if stacked and len(eps0s) > 12:
+                    text = f"{r:.1f}" if r < 10 else f"{r:.0f}"
                 ax.text(j, i, text + ("!" if below[i, j] else ""), ha="center", va="center",
                         fontsize=FONT_SIZE, color="black",
                         bbox={"boxstyle": "round,pad=0.12", "facecolor": "white", "alpha": 0.8,
@@ -129,6 +143,8 @@ def draw(df):
         what = "approximation" if kind == "approximate" else "rigorous"
         ax.set_title(f"{style_of(method).label}, {what}")
     axes[0][0].set_ylabel("number of users n")
+    for ax in axes[0][:-1] if stacked else []:
+        ax.set_xlabel("")
     cbar = fig.colorbar(im, cax=cax, extend="both")
     cbar.solids.set_rasterized(False)  # keep the PDF all vector
     cbar.set_ticks(list(RATIO_TICKS), labels=list(_TICK_TEXT))
