@@ -61,3 +61,17 @@ def test_per_method_options_and_unknown_option_target():
     assert std.result.diagnostics["clone"] == "standard"
     with pytest.raises(ValueError, match="unknown bound 'nope'"):
         compare_bounds(prof, delta=1e-6, methods=["gdp"], options={"nope": {}})
+
+
+def test_lower_bound_check_only_for_the_randomizers_an_approximation_is_stated_for():
+    """gdp (any randomizer) below rr_exact is flagged; liu24 (Laplace only) is not compared
+    with the exact curve of binary RR, nor is variation_ratio_claimed with the Laplace row."""
+    p = BudgetProfile.identical(n=1000, eps0=4.0)
+    rows = {e.method: e for e in compare_bounds(
+        p, delta=1e-6, methods=["gdp", "liu24", "variation_ratio_claimed", "rr_exact"],
+        options={"variation_ratio_claimed": {"mechanism": "laplace"}})}
+    assert rows["gdp"].below_lower is True
+    for m in ("liu24", "variation_ratio_claimed"):
+        assert rows[m].ok and rows[m].below_lower is None
+        assert "skipped" in rows[m].lower_reason
+    assert rows["liu24"].result.eps < rows["rr_exact"].result.eps  # below, yet not flagged
