@@ -210,6 +210,15 @@ def _pair_sum(n: int, eps: float, params: VariationRatio, win: TruncatedPMF) -> 
     return float(np.maximum(h, 0.0).sum() + rho.sum()) + win.dropped_mass * (1.0 + _TERM_RTOL)
 
 
+def _row(fam: Randomizer, eps0: float, name: str, why: str) -> VariationRatio:
+    """The family's (p, beta, q) row at ``eps0``; ParameterRegimeError when not pure LDP."""
+    params = fam.variation_ratio(eps0)
+    if params is None:
+        raise ParameterRegimeError(
+            f"{name} with mechanism {fam.spec!r}: not pure LDP ({why})")
+    return params
+
+
 def parameters(mechanism: Any, eps0: float) -> VariationRatio:
     """The (p, beta, q) parameters the bound uses at ``eps0``: the general row when
     ``mechanism`` is None, else the family's own (:meth:`Randomizer.variation_ratio`).
@@ -225,11 +234,8 @@ def parameters(mechanism: Any, eps0: float) -> VariationRatio:
     shuffledp.errors.ParameterRegimeError: variation_ratio with mechanism 'krr:10': ...
     """
     fam = get_randomizer("any" if mechanism is None else mechanism)
-    params = fam.variation_ratio(eps0)
-    if params is None:
-        raise ParameterRegimeError(
-            f"variation_ratio with mechanism {fam.spec!r}: not pure LDP (no finite p); use "
-            "clones with mechanism='gaussian' (docs/theory.md 8)")
+    params = _row(fam, eps0, "variation_ratio",
+                  "no finite p; use clones with mechanism='gaussian' (docs/theory.md 8)")
     if params.gamma > 0.0:
         raise ParameterRegimeError(
             f"variation_ratio with mechanism {fam.spec!r}: its parameters have a common share "
@@ -336,12 +342,8 @@ BOUND = register_bound(
 # --------------------------------------------------------------------------- the published claim
 def _claimed_parameters(mechanism: Any, eps0: float) -> VariationRatio:
     fam = get_randomizer("any" if mechanism is None else mechanism)
-    params = fam.variation_ratio(eps0)
-    if params is None:
-        raise ParameterRegimeError(
-            f"variation_ratio_claimed with mechanism {fam.spec!r}: not pure LDP (the published "
-            "parameter table has no row for it)")
-    return params
+    return _row(fam, eps0, "variation_ratio_claimed",
+                "the published parameter table has no row for it")
 
 
 def _claimed_check(*, profile: BudgetProfile, mechanism: Any = None) -> None:
