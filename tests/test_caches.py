@@ -31,6 +31,8 @@ KNOWN = {
     "randomizers.tiers": ("shuffledp.randomizers", "_TIERS"),
     "aware.plans": ("shuffledp.bounds.aware", "_PLANS"),
     "aware.counts": ("shuffledp.bounds.aware", "_COUNTS"),
+    "window_lower.pairs": ("shuffledp.bounds.window", "_CACHE"),
+    "window_lower.sigma": ("shuffledp.bounds.window", "_SIGMA"),
 }
 
 
@@ -92,6 +94,9 @@ def test_calling_the_bounds_fills_every_cache_and_clear_empties_them():
     assert clones.covers(randomizer="laplace", profile=pers) is not None  # budget tiers
     get_bound("rr_exact").eps(profile=pers, delta=1e-6)
     get_bound("krr_exact").eps(profile=ident, delta=1e-3)
+    gauss = BudgetProfile.from_arrays(pers.eps, delta=1e-8)
+    keep.append(gauss)
+    get_bound("window_lower").eps(profile=gauss, delta=1e-6, mechanism="gaussian")
     sizes = cache_sizes()
     assert set(KNOWN) - {"aware.plans", "aware.counts"} <= set(sizes)
     empty = [name for name, size in sizes.items() if size == 0]

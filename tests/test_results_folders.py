@@ -31,6 +31,7 @@ EXPERIMENTS = [
     "bounds_vs_n",
     "gdp_validity",
     "personalized",
+    "personalized_validity",
     "runtime",
     "mean_estimation",
     "frequency_estimation",
@@ -130,7 +131,7 @@ def test_figures_depend_on_the_configuration_that_produced_them(run):
 def test_gallery_copies_the_figures_of_the_configuration_in_use(run):
     jobs, _ = _plan(run, "gallery")
     (gallery,) = [job for job in jobs if job["rule"] == "gallery"]
-    assert len(gallery["input"]) == 7
+    assert len(gallery["input"]) == len(EXPERIMENTS)
     assert all(p.startswith(f"results/{run}/figures/") for p in gallery["input"]), gallery
     assert all(p.startswith("docs/figures/") for p in gallery["output"]), gallery
     assert gallery["log"] == [f"results/{run}/logs/gallery.log"]

@@ -84,10 +84,24 @@ reason,accuracy,local_eps_scale
 clones,0.1,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,5,upper,not_applicable,too small,,
 """
 
+_VALIDITY = """\
+profile,randomizer,n,delta,delta0,method,variant,kind,covered,eps,lower_eps,lower_method,\
+ratio_to_lower,below_lower,status,reason,coverage,seconds,seed
+few_high,laplace,1000,1e-06,0.0,gdp,,approximate,False,0.2842,0.3669,window_lower,0.7746,True,\
+ok,,an approximation,0.0008,20240101
+few_high,laplace,1000,1e-06,0.0,clones,mechanism=laplace,upper,True,1.0279,0.3669,window_lower,\
+2.8016,False,ok,,the masses of laplace,0.31,20240101
+few_high,laplace,1000,1e-06,0.0,efmrtt19,,upper,False,,0.3669,window_lower,,,not_applicable,\
+requires eps0 <= 0.5,not proven through clones,,20240101
+few_high,laplace,1000,1e-06,0.0,window_lower,mechanism=laplace,lower,True,0.3669,0.3669,\
+window_lower,1.0,False,ok,,a post-processing of shuffled laplace,0.03,20240101
+"""
+
 VALID = {
     "bounds_vs_n": _BOUNDS_VS_N,
     "gdp_validity": _GDP_VALIDITY,
     "personalized": _PERSONALIZED,
+    "personalized_validity": _VALIDITY,
     "runtime": _RUNTIME,
     "mean_estimation": _MEAN,
     "frequency_estimation": _FREQUENCY,
@@ -98,6 +112,7 @@ VALID_PIECES = {
     "bounds_vs_n.piece": _BOUNDS_VS_N,
     "gdp_validity.piece": _GDP_VALIDITY.replace("1000,8.0,", "1000,0.5,"),
     "personalized.piece": _PERSONALIZED,
+    "personalized_validity.piece": _VALIDITY,
     "mean_estimation.piece": _MEAN,
     "frequency_estimation.piece": _FREQUENCY,
     "sgd.piece": _SGD_RUN,

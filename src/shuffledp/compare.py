@@ -96,24 +96,31 @@ def _is_below(value: float, lower: float, target: str) -> bool:
 
 
 def _lower_randomizer(method: str, options: Mapping[str, Any]):
+    """The randomizer whose exact curve (or post-processing) the lower bound ``method`` with
+    its own ``options`` computes: its ``mechanism`` option (``window_lower``), else its
+    declared family (``k`` from the options for ``krr_exact``)."""
     bound = get_bound(method)
+    mech = options.get("mechanism", bound.info.options.get("mechanism"))
+    if mech is not None:
+        return get_randomizer(mech)
     spec = bound.info.randomizers[0]
     if spec.startswith("krr"):
         spec = f"krr:{options.get('k', bound.info.options.get('k', 3))}"
     return get_randomizer(spec)
 
 
-def _describes(method: str, options: Mapping[str, Any], lower: str) -> bool:
+def _describes(method: str, options: Mapping[str, Any], lower: str,
+               lower_options: Mapping[str, Any] | None = None) -> bool:
     """Whether approximation ``method`` (with ``options``) is stated for the randomizer whose
-    exact curve the lower bound ``lower`` is: only then is falling below that curve a
-    contradiction (``liu24``, derived for Laplace, may legitimately be below shuffled binary
-    RR's exact curve).  A ``mechanism`` option names the randomizer; otherwise the bound's
-    declared families (``any`` describes every randomizer; binary RR is one-bit Duchi's and
-    2-RR's special case)."""
+    exact curve the lower bound ``lower`` (with ``lower_options``) is: only then is falling
+    below that curve a contradiction (``liu24``, derived for Laplace, may legitimately be
+    below shuffled binary RR's exact curve).  A ``mechanism`` option names the randomizer;
+    otherwise the bound's declared families (``any`` describes every randomizer; binary RR is
+    one-bit Duchi's and 2-RR's special case)."""
     mech = options.get("mechanism")
     fams = ({get_randomizer(mech).family} if mech is not None else
             {s.split(":")[0] for s in get_bound(method).info.randomizers})
-    target = _lower_randomizer(lower, options).family
+    target = _lower_randomizer(lower, lower_options or {}).family
     if "any" in fams or target in fams:
         return True
     return target == "binary_rr" and bool(fams & {"duchi", "krr"})
@@ -221,7 +228,8 @@ def compare_bounds(
             assert e.result is not None
             value = e.result.eps if target == "delta" else e.result.delta
             own = opts.get(e.method, {})
-            relevant = [lw for lw in lowers if _describes(e.method, own, lw.method)]
+            relevant = [lw for lw in lowers
+                        if _describes(e.method, own, lw.method, opts.get(lw.method, {}))]
             if not _describes(e.method, own, "rr_exact") and not relevant:
                 e = replace(e, lower_reason=(
                     f"skipped ({e.method} is stated for "

@@ -1,4 +1,5 @@
-# Experiments 1 (bounds_vs_n), 2 (personalized), 3 (gdp_validity) and 7 (runtime): tables.
+# Experiments 1 (bounds_vs_n), 2 (personalized), 3 (gdp_validity), 7 (runtime) and 8
+# (personalized_validity): tables.
 
 
 rule compute_bounds_vs_n:
@@ -145,6 +146,61 @@ rule collect_personalized:
         runtime=5,
     params:
         kind="personalized",
+    script:
+        "../scripts/concat_tables.py"
+
+
+rule compute_personalized_validity:
+    output:
+        table=results_path("personalized_validity/{randomizer}.csv"),
+    log:
+        log_path("compute_personalized_validity/{randomizer}.log"),
+    benchmark:
+        benchmark_path("compute_personalized_validity/{randomizer}.tsv")
+    wildcard_constraints:
+        randomizer="[a-z_]+(-[0-9]+)?",
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        profiles=config["personalized_validity"]["profiles"],
+        profile_specs=profile_specs(config["personalized_validity"]["profiles"]),
+        randomizers=lambda wc: [validity_tags()[wc.randomizer]],
+        n=config["personalized_validity"]["n"],
+        delta=config["personalized_validity"]["delta"],
+        gaussian_delta0=config["personalized_validity"]["gaussian_delta0"],
+        methods=bound_methods(),
+        seed=config["seed"],
+    script:
+        "../scripts/compute_personalized_validity.py"
+
+
+rule collect_personalized_validity:
+    input:
+        tables=expand(
+            results_path("personalized_validity/{randomizer}.csv"),
+            randomizer=list(validity_tags()),
+        ),
+    output:
+        table=report(
+            results_path("personalized_validity/personalized_validity.csv"),
+            caption="../report/table_personalized_validity.rst",
+            category="3 Tables",
+            subcategory="Personalized validity",
+        ),
+    log:
+        log_path("collect_personalized_validity.log"),
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        kind="personalized_validity",
     script:
         "../scripts/concat_tables.py"
 

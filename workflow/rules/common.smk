@@ -11,7 +11,9 @@ from snakemake.utils import validate
 
 import shuffledp
 from shuffledp.errors import short_repr
+from shuffledp.bounds.window import SUPPORTED as WINDOW_FAMILIES
 from shuffledp.params import profile_from_spec
+from shuffledp.randomizers import get_randomizer
 
 CONFIG_SCHEMA = os.path.join(workflow.basedir, "config", "schema.yaml")
 MAX_CONFIG_PROBLEMS = 5  # config errors reported at once (one line each)
@@ -188,6 +190,10 @@ def cross_check_problems(cfg):
             lines.append(f"config {_key_path(['profiles', name])}: {text}")
     defined = cfg["profiles"]
     refs = [("personalized.profiles", p) for p in cfg["personalized"]["profiles"]]
+    refs += [
+        ("personalized_validity.profiles", p)
+        for p in cfg["personalized_validity"]["profiles"]
+    ]
     refs.append(("runtime.profile", cfg["runtime"]["profile"]))
     for section in ("mean_estimation", "frequency_estimation"):
         refs += [
@@ -208,6 +214,21 @@ def cross_check_problems(cfg):
         if main and main not in sec.get("mechanisms", []):
             lines.append(
                 f"config {section}.main_mechanism {main!r} not in {section}.mechanisms"
+            )
+    val = cfg["personalized_validity"]
+    for i, spec in enumerate(val["randomizers"]):
+        try:
+            fam = get_randomizer(spec)
+            if fam.family not in WINDOW_FAMILIES:
+                raise ValueError(f"no window lower bound for {fam}")
+        except (TypeError, ValueError) as err:
+            lines.append(f"config personalized_validity.randomizers[{i}] = {spec!r}: {err}")
+    for i, spec in enumerate(val.get("main_randomizers", [])):
+        try:
+            get_randomizer(spec)
+        except (TypeError, ValueError) as err:
+            lines.append(
+                f"config personalized_validity.main_randomizers[{i}] = {spec!r}: {err}"
             )
     lines += _unknown_names(
         "personalized.main_profiles",
@@ -256,6 +277,15 @@ def bound_methods():
     """Registered bound names selected by config['methods'] (all by default)."""
     methods = config["methods"]
     return shuffledp.list_bounds() if methods == "all" else list(methods)
+
+
+def validity_tags():
+    """File-name tag -> randomizer spec of personalized_validity.randomizers (krr:10 ->
+    krr-10: one job each)."""
+    return {
+        spec.replace(":", "-"): spec
+        for spec in config["personalized_validity"]["randomizers"]
+    }
 
 
 def fmt_num(x):
@@ -332,6 +362,7 @@ TABLE_FILES = {
     "bounds_vs_n": "bounds/bounds_vs_n.csv",
     "gdp_validity": "gdp_validity/gdp_validity.csv",
     "personalized": "personalized/personalized.csv",
+    "personalized_validity": "personalized_validity/personalized_validity.csv",
     "runtime": "runtime/runtime.csv",
     "mean_estimation": "mean_estimation/mean_estimation.csv",
     "frequency_estimation": "frequency_estimation/frequency_estimation.csv",
@@ -359,6 +390,13 @@ EXPERIMENTS = {
         "figures/personalized_all.pdf",
         "tables/personalized.tex",
         "tables/personalized.md",
+    ],
+    "personalized_validity": [
+        "personalized_validity/personalized_validity.csv",
+        "figures/personalized_validity.png",
+        "figures/personalized_validity.pdf",
+        "figures/personalized_validity_all.png",
+        "figures/personalized_validity_all.pdf",
     ],
     "runtime": [
         "runtime/runtime.csv",
@@ -408,7 +446,12 @@ def all_outputs():
 
 def _profiles_read_by(experiment):
     sec = config[experiment]
-    if experiment in ("personalized", "mean_estimation", "frequency_estimation"):
+    if experiment in (
+        "personalized",
+        "personalized_validity",
+        "mean_estimation",
+        "frequency_estimation",
+    ):
         names = list(sec["profiles"])
     elif experiment == "runtime":
         names = [sec["profile"]]
@@ -429,7 +472,7 @@ def experiment_config(experiment):
     sec = config[experiment]
     cfg = {"run": RUN, "seed": config["seed"]}
     if (
-        experiment in ("bounds_vs_n", "personalized", "runtime")
+        experiment in ("bounds_vs_n", "personalized", "personalized_validity", "runtime")
         or sec.get("methods") == "all"
     ):
         cfg["methods"] = config["methods"]
@@ -528,6 +571,7 @@ GALLERY = [
     "bounds_vs_n",
     "gdp_validity",
     "personalized",
+    "personalized_validity",
     "mean_estimation",
     "frequency_estimation",
     "sgd",

@@ -92,6 +92,40 @@ rule plot_personalized:
         "../scripts/plot_personalized.py"
 
 
+rule plot_personalized_validity:
+    input:
+        table=results_path("personalized_validity/personalized_validity.csv"),
+        # the configuration that produced the figure (redrawn when it changes)
+        config=config_path("personalized_validity"),
+    output:
+        png=report(
+            results_path("figures/personalized_validity.png"),
+            caption="../report/personalized_validity.rst",
+            category="1 Main figures",
+            subcategory="Personalized validity",
+        ),
+        pdf=results_path("figures/personalized_validity.pdf"),
+        all_png=report(
+            results_path("figures/personalized_validity_all.png"),
+            caption="../report/personalized_validity_all.rst",
+            category="2 Appendix figures",
+            subcategory="Personalized validity",
+        ),
+        all_pdf=results_path("figures/personalized_validity_all.pdf"),
+    log:
+        log_path("plot_personalized_validity.log"),
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        main_randomizers=config["personalized_validity"]["main_randomizers"],
+    script:
+        "../scripts/plot_personalized_validity.py"
+
+
 rule plot_runtime:
     input:
         table=results_path("runtime/runtime.csv"),
@@ -171,6 +205,7 @@ LANDING = [
     ("bounds_vs_n", "Identical budgets: eps vs n"),
     ("gdp_validity", "Validity of the paper's formula"),
     ("personalized", "Personalized budgets"),
+    ("personalized_validity", "Personalized validity: every bound vs a certified lower bound"),
     ("mean_estimation", "Mean estimation"),
     ("frequency_estimation", "Frequency estimation"),
     ("sgd", "SGD"),

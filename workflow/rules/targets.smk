@@ -20,6 +20,12 @@ rule personalized:
     localrule: True
 
 
+rule personalized_validity:
+    input:
+        experiment_outputs("personalized_validity"),
+    localrule: True
+
+
 rule runtime:
     input:
         experiment_outputs("runtime"),

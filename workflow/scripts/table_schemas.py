@@ -1,6 +1,7 @@
 """The declared schema of every table the workflow writes, and the one validating reader.
 
-Every table has a *kind*: ``bounds_vs_n``, ``gdp_validity``, ``personalized``, ``runtime``,
+Every table has a *kind*: ``bounds_vs_n``, ``gdp_validity``, ``personalized``,
+``personalized_validity``, ``runtime``,
 ``mean_estimation``, ``frequency_estimation``, ``sgd`` (the tidy tables the figures are drawn
 from) and ``<kind>.piece`` (the per-job tables a ``collect_*`` rule concatenates into
 ``<kind>``).  :data:`TABLES` below declares, for each kind, every column with its type
@@ -215,6 +216,32 @@ _TABLES = (
         ok_requires=("eps", "seconds"),
     ),
     TableSchema(
+        "personalized_validity",
+        (
+            C("profile", STRING),
+            C("randomizer", STRING),
+            C("n", INTEGER),
+            C("delta", NUMBER),
+            C("delta0", NUMBER),
+            C("method", IDENTIFIER),
+            C("variant", STRING, nullable=True),  # empty: the bound's defaults
+            C("kind", CHOICE, values=BOUND_KINDS),
+            C("covered", BOOLEAN),
+            C("eps", NUMBER, nullable=True),
+            # the best certified lower bound of the cell (empty when none applies)
+            C("lower_eps", NUMBER, nullable=True),
+            C("lower_method", STRING, nullable=True),
+            C("ratio_to_lower", NUMBER, nullable=True),
+            C("below_lower", BOOLEAN, nullable=True),
+            C("status", CHOICE, values=STATUS),
+            C("reason", STRING, nullable=True),
+            C("coverage", STRING, nullable=True),
+            C("seconds", NUMBER, nullable=True),
+            C("seed", INTEGER),
+        ),
+        ok_requires=("eps", "seconds"),
+    ),
+    TableSchema(
         "runtime",
         (
             C("method", IDENTIFIER),
@@ -277,6 +304,7 @@ _PIECE_CONSTANT = {
     "bounds_vs_n": ("eps0",),  # compute_bounds_vs_n: one eps0
     "gdp_validity": ("n",),  # compute_gdp_validity: one n
     "personalized": ("profile",),  # compute_personalized: one profile
+    "personalized_validity": ("randomizer",),  # compute_personalized_validity: one randomizer
     "mean_estimation": ("method",),  # simulate_mean: one method
     "frequency_estimation": ("method",),  # simulate_frequency: one method
     "sgd": ("method", "target_eps"),  # train_sgd: one method and target eps

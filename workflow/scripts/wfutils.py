@@ -126,13 +126,17 @@ def snakemake_kwargs(smk) -> dict[str, Any]:
 def run_main(main, smk) -> None:
     """Run a script's ``main`` with the ``snakemake`` object's arguments.
 
-    A :class:`TableError` (a corrupted input table) is also printed, as its one line, to the
-    console Snakemake runs in: the rule's stderr goes to its log (:func:`get_logger`).
+    A :class:`TableError` (a corrupted input table) or an
+    :class:`~shuffledp.compare.InconsistentBoundsError` (a soundness failure) is also printed,
+    as its one line, to the console Snakemake runs in: the rule's stderr goes to its log
+    (:func:`get_logger`).
     """
+    from shuffledp.compare import InconsistentBoundsError
+
     try:
         main(**snakemake_kwargs(smk))
-    except TableError as err:
-        print(f"TableError: {err}", file=sys.__stderr__, flush=True)
+    except (TableError, InconsistentBoundsError) as err:
+        print(f"{type(err).__name__}: {err}", file=sys.__stderr__, flush=True)
         raise
 
 

@@ -18,6 +18,7 @@ from shuffledp.bounds import (
     liu24,  # noqa: F401  (registers "liu24")
     rr_exact,  # noqa: F401  (registers "rr_exact")
     variation_ratio,  # noqa: F401  (registers "variation_ratio")
+    window,  # noqa: F401  (registers "window_lower")
 )
 from shuffledp.bounds.base import KIND_LABELS, Bound, BoundInfo, BoundResult, Kind
 from shuffledp.bounds.registry import get_bound, list_bounds, register_bound, unregister_bound

@@ -72,6 +72,7 @@ from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.clones import profile_digest
 from shuffledp.bounds.registry import register_bound
 from shuffledp.caching import register_mapping
+from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
 from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
@@ -259,19 +260,7 @@ def rr_pairs(
 
 
 # --------------------------------------------------------------------------- divergence
-@dataclass(frozen=True)
-class _Prepared:
-    ratio: NDArray[np.float64]  # P/Q sorted decreasing
-    cp: NDArray[np.float64]  # prefix sums of P in that order (with a leading 0)
-    cq: NDArray[np.float64]
-    rp: NDArray[np.float64]  # suffix sums (from the small-ratio end, leading 0)
-    rq: NDArray[np.float64]
-    slack: float  # dropped + error_l1 of s
-    length: int
-    rtol: float  # relative error of the entries
-
-
-def _prepare(pair: RRPair) -> _Prepared:
+def _prepare(pair: RRPair) -> PreparedPair:
     s = pair.s
     f = np.maximum(s.pmf, 0.0)
     if s.offset == 0:  # s(-1) = 0 exactly
@@ -282,39 +271,11 @@ def _prepare(pair: RRPair) -> _Prepared:
     q1 = pair.q1_v
     p_k = q * f[1:] + q1 * f[:-1]
     q_k = q1 * f[1:] + q * f[:-1]
-    keep = (p_k > 0) | (q_k > 0)
-    p_k, q_k = p_k[keep], q_k[keep]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(q_k > 0, p_k / q_k, np.inf)
-    order = np.argsort(-ratio, kind="stable")
-    ratio, p_k, q_k = ratio[order], p_k[order], q_k[order]
-    zero = np.zeros(1)
-    return _Prepared(
-        ratio=ratio,
-        cp=np.concatenate([zero, np.cumsum(p_k)]),
-        cq=np.concatenate([zero, np.cumsum(q_k)]),
-        rp=np.concatenate([zero, np.cumsum(p_k[::-1])]),
-        rq=np.concatenate([zero, np.cumsum(q_k[::-1])]),
-        slack=float(s.dropped_mass + s.error_l1),
-        length=int(ratio.size),
-        rtol=float(pair.pmf_rtol),
-    )
+    return prepare_pair(p_k, q_k, slack=float(s.dropped_mass + s.error_l1),
+                        rtol=float(pair.pmf_rtol), label=pair.label)
 
 
-def _prepared_delta(prep: _Prepared, eps: float) -> float:
-    big_e = math.exp(eps)
-    # H(P||Q): outcomes with P/Q > E are the first i
-    i = int(np.searchsorted(-prep.ratio, -big_e, side="left"))
-    h_pq = prep.cp[i] - big_e * prep.cq[i]
-    r_pq = prep.cp[i] + big_e * prep.cq[i]
-    # H(Q||P): outcomes with Q/P > E, i.e. P/Q < 1/E, are the last j
-    j = prep.length - int(np.searchsorted(-prep.ratio, -1.0 / big_e, side="right"))
-    h_qp = prep.rq[j] - big_e * prep.rp[j]
-    r_qp = prep.rq[j] + big_e * prep.rp[j]
-    round_pq = (2.0 * prep.length * _U + prep.rtol) * r_pq
-    round_qp = (2.0 * prep.length * _U + prep.rtol) * r_qp
-    slack = (1.0 + big_e) * prep.slack
-    return float(max(h_pq - round_pq - slack, h_qp - round_qp - slack, 0.0))
+_prepared_delta = prepared_delta
 
 
 def pair_delta(pair: RRPair, eps: float) -> float:
@@ -329,13 +290,13 @@ def pair_delta(pair: RRPair, eps: float) -> float:
     return _prepared_delta(_prepare(pair), eps)
 
 
-_CACHE: OrderedDict[tuple, list[_Prepared]] = OrderedDict()
+_CACHE: OrderedDict[tuple, list[PreparedPair]] = OrderedDict()
 register_mapping("rr_exact.pairs", _CACHE)
 _CACHE_SIZE = 16
 
 
 def _prepared_pairs(profile: BudgetProfile, exhaustive_n: int, max_flips: int,
-                    tol: float) -> list[_Prepared]:
+                    tol: float) -> list[PreparedPair]:
     key = (profile_digest(profile), int(exhaustive_n), int(max_flips), float(tol))
     hit = _CACHE.get(key)
     if hit is not None:

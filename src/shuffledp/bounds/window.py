@@ -1,0 +1,612 @@
+"""Certified lower bound from windows of the shuffled output (registered ``window_lower``).
+
+Any post-processing of the shuffled multiset gives a valid lower bound on the true
+``delta(eps)`` of the shuffled protocol (the hockey-stick divergence cannot grow under
+post-processing; Balle, Barthe, Gaboardi, NeurIPS 2018, Section 2).  This bound uses a coarse
+one, computable exactly for every randomizer of :mod:`shuffledp.mechanisms` and any profile
+(docs/theory.md, section 13; the design notes, 9.1, last paragraph):
+
+* the victim ``v`` holds ``x^0`` or ``x^1`` (``-1`` / ``+1`` for the randomizers of values in
+  [-1, 1], ``0`` / ``1`` for randomized response); every other user holds one input ``x*``;
+* two disjoint *windows* ``W_L``, ``W_R`` are chosen around the victim's two outputs, and every
+  report gets a score: ``-lam_L`` in ``W_L``, ``+lam_R`` in ``W_R``, 0 elsewhere;
+* the statistic is the sum of the scores, ``S = lam_R N_R - lam_L N_L`` with ``N_L``, ``N_R``
+  the numbers of reports in the windows: a function of the multiset.
+
+User j's score is an independent variable on three values with probabilities
+``(a_j, 1 - a_j - b_j, b_j)`` = the masses of ``W_L``, the rest and ``W_R`` under
+``R_j(x*)``; so the law of the others' sum is a sum of independent lattice variables, computed
+exactly (:func:`shuffledp.poisson_binomial.lattice_sum_pmf`: convolution powers per budget
+tier, a batched FFT tree for distinct budgets), and the victim's score is convolved in with its
+two window masses.  The exact hockey-stick divergence of the two laws of ``S``, both
+directions, is the pair's ``delta(eps)``; the bound is the maximum over a grid of victims,
+others' inputs ``x*``, windows and weights (all computed, none chosen by an approximation).
+With ``lam_L = lam_R`` and binary outputs this is the exact law of the count of ones (the
+extreme pairs of ``rr_exact``).
+
+Why two windows and weights: measured on victim eps_v = 4, 999 users at 0.5, Laplace,
+delta = 1e-6 (docs/theory.md 13.2): one window gives 0.305, the two-window count difference
+0.350, weights (1, 2) 0.366, the exact law of the pair of counts 0.367.
+
+Numerics (a lower bound must not round up; docs/theory.md 13.3): the law of the others' sum
+is cut at both ends by Bernstein's inequality (``dropped_mass``, at most ``TOL``), its FFT
+round-off is estimated as in :mod:`shuffledp.poisson_binomial` and charged **ten times**
+(convolutions up to ``DIRECT_WORK`` are direct, without it); every window mass is computed
+without subtracting from 1 and carries its own error bound (:func:`cell_masses`), which
+becomes a relative error ``rho_j`` of user j's score law, so each term of the law of the sum
+is within a relative ``expm1(sum_j rho_j)``; the direct recursions and convolutions (sums
+of non-negative terms) add a relative ``20 n (log2(n + 1) + 66) u``, a generous allowance
+for one rounding per term at each of the at most ``log2 n`` squaring and 64 combination
+levels of :func:`~shuffledp.poisson_binomial.lattice_sum_pmf` with score laws of at most 5
+points.  All of it is subtracted (:func:`shuffledp.hockey_stick.prepared_delta`): the relative
+parts times ``P + e^eps Q`` of the summed outcomes, the absolute ones times ``1 + e^eps``.
+
+Code names: ``eps_v`` = the victim's budget, ``x_star`` = x*, ``lam`` = (lam_L, lam_R),
+``a``, ``b`` = window masses, ``kernel`` = the score law on ``0 .. lam_L + lam_R``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import erf, expit, log_ndtr, ndtr
+
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage
+from shuffledp.bounds.clones import profile_digest
+from shuffledp.bounds.registry import register_bound
+from shuffledp.caching import register_mapping
+from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
+from shuffledp.params import BudgetProfile
+from shuffledp.poisson_binomial import TruncatedPMF, lattice_sum_pmf
+from shuffledp.randomizers import Randomizer, get_randomizer
+
+__all__ = ["window_lower_delta", "window_pairs", "WindowConfig", "SUPPORTED", "cell_masses"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Truncation of the others' law (subtracted times 1 + e^eps; far below any target delta).
+TOL = 1e-40
+#: Families with their window masses implemented.
+SUPPORTED = ("laplace", "gaussian", "piecewise", "duchi", "binary_rr", "krr")
+#: Profiles with more distinct budgets than this are summed user by user (the FFT tree).
+MAX_USERS = 2_000_000
+#: Safety factor on the FFT round-off estimate (an estimate, not a proof).
+FFT_SAFETY = 10.0
+#: Above this many users outside the candidate victims, the configurations are chosen by a
+#: central-limit stand-in before the exact computation (:func:`_select`).
+PROXY_N = 20_000
+PROXY_DELTAS = (1e-3, 1e-6, 1e-9, 1e-12)
+PROXY_KEEP = 2
+#: Convolutions up to this much work (product of the lengths) are direct: no FFT round-off,
+#: which a lower bound pays times 1 + e^eps.
+DIRECT_WORK = 1 << 26
+
+
+# --------------------------------------------------------------------------- window masses
+@dataclass(frozen=True)
+class Window:
+    """Two disjoint output sets; for [-1, 1] randomizers intervals ``W_R = [lo, hi]`` and
+    its mirror ``W_L = [-hi, -lo]`` (``hi`` may be inf); for discrete outputs the values
+    ``W_L = {0}`` (or -1) and ``W_R = {1}``."""
+
+    label: str
+    lo: float = 0.0
+    hi: float = 0.0
+
+
+# Every mass below is returned with a bound on its absolute floating-point error: closed
+# forms of exp / expm1 / erf / log_ndtr of arguments z carry a relative error of at most
+# about (2 |z| + 4) u (the argument's own rounding, amplified by the derivative), sums of
+# non-negative terms add u per term, and no mass is formed by subtracting from 1.
+def _finite(z: NDArray) -> NDArray:
+    """z where finite, else 0 (exp(-inf) and expm1(-inf) are exact)."""
+    return np.where(np.isfinite(z), z, 0.0)
+
+
+def _mass_laplace(lo: float, hi: float, x: float, scale: NDArray) -> tuple[NDArray, NDArray]:
+    """Pr[x + Lap(scale) in [lo, hi]] and its error bound (``hi`` may be inf)."""
+    if lo >= x or hi <= x:  # one side of the centre: 0.5 e^{-d/b} (1 - e^{-(hi-lo)/b})
+        d = (lo - x) if lo >= x else (x - hi)
+        z1 = d / scale
+        z2 = (hi - lo) / scale
+        val = 0.5 * np.exp(-z1) * -np.expm1(-z2)
+        rel = (2.0 * _finite(z1) + 2.0 * _finite(z2) + 12.0) * _U
+        return val, rel * val
+    z1 = (x - lo) / scale
+    z2 = (hi - x) / scale
+    val = 0.5 * -np.expm1(-z1) + 0.5 * -np.expm1(-z2)
+    return val, (2.0 * _finite(z1) + 2.0 * _finite(z2) + 12.0) * _U * val
+
+
+def _mass_gauss(lo: float, hi: float, x: float, sigma: NDArray) -> tuple[NDArray, NDArray]:
+    """Pr[x + N(0, sigma^2) in [lo, hi]] and its error bound: tails as
+    ``e^{la} (1 - e^{lb - la})`` with ``la``, ``lb`` = log_ndtr of the two ends, an interval
+    around x as ``(erf(z1 / sqrt 2) + erf(z2 / sqrt 2)) / 2``."""
+    if lo >= x or hi <= x:
+        d1 = (lo - x) if lo >= x else (x - hi)
+        d2 = (hi - x) if lo >= x else (x - lo)
+        la = log_ndtr(-d1 / sigma)
+        lb = log_ndtr(-d2 / sigma) if math.isfinite(d2) else np.full_like(la, -np.inf)
+        diff = lb - la
+        val = np.exp(la) * -np.expm1(diff)
+        abs_d = 8.0 * _U * (np.abs(la) + np.where(np.isfinite(lb), np.abs(lb), 0.0) + 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            amp = np.where(np.isfinite(diff), 1.0 + 1.0 / np.maximum(np.abs(diff), 1e-300), 1.0)
+        rel = (8.0 + 4.0 * np.abs(la)) * _U + abs_d * amp
+        return val, np.minimum(rel, 1.0) * val
+    z1 = (x - lo) / sigma
+    z2 = (hi - x) / sigma
+    val = 0.5 * erf(z1 / math.sqrt(2.0)) + 0.5 * erf(z2 / math.sqrt(2.0))
+    return val, 16.0 * _U * val
+
+
+def _mass_piecewise(lo: float, hi: float, x: float, eps: NDArray) -> tuple[NDArray, NDArray]:
+    """Mass of [lo, hi] under Wang et al.'s piecewise mechanism and its error bound.
+
+    With ``h = (C - 1) / 2 = 1 / (e^{eps/2} - 1)`` the output range is [-C, C], C = 1 + 2h,
+    and the centre piece of input x is ``[l, r] = [x - (1 - x) h, x + (1 + x) h]`` with
+    density ``p = e^{eps/2} (e^{eps/2} - 1) / (2 e^{eps/2} + 2)``, the rest density
+    ``p e^{-eps}`` (:class:`~shuffledp.mechanisms.PiecewiseMechanism`).  A length
+    ``min(hi, B) - max(lo, A)`` is a correctly rounded difference of floats (error u times
+    itself) plus the representation errors of the computed end points A, B where they bind
+    (the window ends are exact by definition)."""
+    h = 1.0 / np.expm1(eps / 2.0)
+    t = np.exp(eps / 2.0)
+    c = 1.0 + 2.0 * h
+    p = t / (2.0 * (t + 1.0) * h)
+    low = p * np.exp(-eps)
+    e_c = 2.0 * _U * c + 10.0 * _U * h
+    left = x - (1.0 - x) * h
+    right = x + (1.0 + x) * h
+    e_l = (_U * np.abs(left) + 5.0 * _U * (1.0 - x) * h) if x != 1.0 else np.zeros_like(h)
+    e_r = (_U * np.abs(right) + 5.0 * _U * (1.0 + x) * h) if x != -1.0 else np.zeros_like(h)
+
+    def length(a, ea, b, eb):
+        top = np.minimum(hi, b)
+        bot = np.maximum(lo, a)
+        val = np.maximum(top - bot, 0.0)
+        err = _U * val + np.where(b < hi, eb, 0.0) + np.where(a > lo, ea, 0.0)
+        return val, err
+
+    lc, elc = length(left, e_l, right, e_r)
+    l1, el1 = length(-c, e_c, left, e_l)
+    l2, el2 = length(right, e_r, c, e_c)
+    lo_len = l1 + l2
+    val = p * lc + low * lo_len
+    err = (p * elc + low * (el1 + el2) + 8.0 * _U * p * lc
+           + (10.0 + np.abs(eps)) * _U * low * lo_len + _U * val)
+    return np.minimum(val, 1.0), err
+
+
+_SIGMA: OrderedDict[bytes, NDArray] = OrderedDict()
+register_mapping("window_lower.sigma", _SIGMA)
+
+
+def _sigma(eps: NDArray, delta: NDArray) -> NDArray:
+    """The Gaussian mechanism's sigma_i (its own calibration), memoised per budget array."""
+    from shuffledp.mechanisms.mean import analytic_gaussian_sigma
+
+    key = eps.tobytes() + b"|" + delta.tobytes()
+    hit = _SIGMA.get(key)
+    if hit is None:
+        hit = analytic_gaussian_sigma(eps, delta)
+        _SIGMA[key] = hit
+        if len(_SIGMA) > 64:
+            _SIGMA.popitem(last=False)
+    return hit
+
+
+def _masses_continuous(fam: str, x: float, eps: NDArray, delta: NDArray, window: Window):
+    if fam == "laplace":
+        scale = 2.0 / eps
+
+        def mass(lo, hi, xx):
+            return _mass_laplace(lo, hi, xx, scale)
+    elif fam == "gaussian":
+        sigma = _sigma(eps, delta)
+
+        def mass(lo, hi, xx):
+            return _mass_gauss(lo, hi, xx, sigma)
+    else:
+        def mass(lo, hi, xx):
+            return _mass_piecewise(lo, hi, xx, eps)
+    lo, hi = window.lo, window.hi
+    # W_L = [-hi, -lo] under x has the mass of W_R = [lo, hi] under -x (symmetric densities)
+    a, ea = mass(lo, hi, -x)
+    b, eb = mass(lo, hi, x)
+    # the rest: (-inf, -hi), (-lo, lo), (hi, inf), each a non-negative mass
+    o = np.zeros_like(a)
+    eo = np.zeros_like(a)
+    pieces = []
+    if lo > 0:
+        pieces.append((-lo, lo))
+    if math.isfinite(hi):
+        pieces += [(-math.inf, -hi), (hi, math.inf)]
+    for plo, phi in pieces:
+        m, e = mass(plo, phi, x)
+        o, eo = o + m, eo + e + _U * (o + m)
+    # a true mass is in [0, 1]: clipping only moves a computed one towards it
+    return np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), ea, eo, eb
+
+
+def cell_masses(family: Randomizer, x: float, eps: NDArray, delta: NDArray,
+                window: Window) -> tuple[NDArray, ...]:
+    """``(a, o, b, ea, eo, eb)``: the masses of ``W_L``, of the rest and of ``W_R`` under
+    ``R_j(x)`` for users with budgets ``eps`` (and ``delta``, Gaussian only), vectorised over
+    users, and bounds on their absolute floating-point errors.
+
+    >>> a, o, b, *err = cell_masses(get_randomizer("binary_rr"), 1.0,
+    ...                             np.array([math.log(3.0)]), np.zeros(1), Window("values"))
+    >>> round(float(a[0]), 12), float(o[0]), round(float(b[0]), 12)
+    (0.25, 0.0, 0.75)
+    >>> bool(max(float(e[0]) for e in err) < 1e-15)
+    True
+    """
+    fam = family.family
+    eps = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    delta = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+    zero = np.zeros_like(eps)
+    if fam in ("laplace", "gaussian", "piecewise"):
+        return _masses_continuous(fam, x, eps, delta, window)
+    if fam in ("duchi", "binary_rr"):
+        # duchi: reports -1 / +1, inputs -1, 0, +1 (x = 0: a fair coin; |x| = 1: binary RR);
+        # binary_rr: reports 0 / 1, inputs 0 / 1, truthful with e^eps / (1 + e^eps)
+        if fam == "duchi" and x == 0.0:
+            half = np.full_like(eps, 0.5)
+            return half, zero, half.copy(), zero, zero, zero
+        lie, truth = expit(-eps), expit(eps)
+        ea, eb = 4.0 * _U * lie, 4.0 * _U * truth
+        high = x > 0
+        return ((lie, zero, truth, ea, zero, eb) if high else (truth, zero, lie, eb, zero, ea))
+    if fam == "krr":  # values 0..k-1, truthful with e^eps / (e^eps + k - 1)
+        k = int(family.k or 0)
+        log_norm = np.logaddexp(eps, math.log(k - 1))
+        other = np.exp(-log_norm)  # 1 / (e^eps + k - 1)
+        truth = np.exp(eps - log_norm)
+        a = truth if x == 0 else other
+        b = truth if x == 1 else other
+        o = (k - 2) * other if x in (0, 1) else truth + (k - 3) * other
+        rel = (8.0 + 4.0 * (np.abs(eps) + np.abs(log_norm))) * _U
+        return a, o, b, rel * a, rel * o, rel * b
+    raise ValueError(f"window_lower has no window masses for {family}")
+
+
+def _errors(a, o, b, ea, eo, eb) -> tuple[NDArray, NDArray]:
+    """Per user: the relative error of its positive entries and the absolute error of entries
+    computed as 0 (which then count as an l1 error of the law)."""
+    rho = np.zeros_like(a)
+    absolute = np.zeros_like(a)
+    for v, e in ((a, ea), (o, eo), (b, eb)):
+        pos = v > 0
+        rho = np.where(pos, np.maximum(rho, e / np.where(pos, v, 1.0)), rho)
+        absolute = absolute + np.where(pos, 0.0, e)
+    return rho, absolute
+
+
+# --------------------------------------------------------------------------- the grid
+@dataclass(frozen=True)
+class WindowConfig:
+    """One post-processing: victim inputs (x0, x1), others' input, window and weights."""
+
+    x0: float
+    x1: float
+    x_star: float
+    window: Window
+    lam: tuple[int, int]
+
+    @property
+    def label(self) -> str:
+        return (f"x*={self.x_star:g} {self.window.label} lam={self.lam[0]},{self.lam[1]}")
+
+
+_WEIGHTS_BINARY = ((1, 1),)
+_WEIGHTS = ((1, 1), (1, 2), (2, 1))
+
+
+def _windows(family: Randomizer, eps_v: float, delta_v: float) -> list[Window]:
+    fam = family.family
+    if fam in ("duchi", "binary_rr", "krr"):
+        return [Window("values")]
+    if fam == "piecewise":
+        h_v = 1.0 / math.expm1(eps_v / 2.0)  # (C_v - 1) / 2
+        out = [Window(f"[1, 1+{f:g}(C_v-1)]", 1.0, 1.0 + f * 2.0 * h_v)
+               for f in (0.125, 0.25, 0.5, 0.95)]
+        return out + [Window("[0, C]", 0.0, math.inf)]
+    if fam == "laplace":
+        scale = 2.0 / eps_v
+    else:
+        from shuffledp.mechanisms.mean import analytic_gaussian_sigma
+
+        scale = float(analytic_gaussian_sigma(np.array([eps_v]), np.array([delta_v]))[0])
+    out: list[Window] = []
+    seen: set[float] = set()
+    for f in (0.5, 1.0, 1.25, 1.5, 2.5):
+        w = min(f * scale, 1.0)  # |y -+ 1| <= w, disjoint while w <= 1
+        if w not in seen:
+            seen.add(w)
+            out.append(Window(f"|y-1|<={w:.3g}", 1.0 - w, 1.0 + w))
+    out += [Window("y>=0.5", 0.5, math.inf), Window("y>=0", 0.0, math.inf)]
+    if fam == "gaussian":  # unbounded likelihood ratio 2y / sigma^2: far tails as well
+        out += [Window(f"y>=1+{k}sigma_v", 1.0 + k * scale, math.inf) for k in (1, 2, 3)]
+    return out
+
+
+def _configs(family: Randomizer, eps_v: float, delta_v: float) -> list[WindowConfig]:
+    fam = family.family
+    if fam == "binary_rr":
+        x0, x1, stars, weights = 0.0, 1.0, (0.0,), _WEIGHTS_BINARY
+    elif fam == "krr":
+        x0, x1 = 0.0, 1.0
+        stars = (0.0, 2.0) if (family.k or 0) >= 3 else (0.0,)
+        weights = _WEIGHTS
+    elif fam == "duchi":
+        x0, x1, stars, weights = -1.0, 1.0, (-1.0, 0.0), _WEIGHTS_BINARY
+    else:  # symmetric families: x* = +1 is the mirror of x* = -1 (both directions taken)
+        x0, x1, stars, weights = -1.0, 1.0, (-1.0, 0.0), _WEIGHTS
+    return [WindowConfig(x0, x1, s, w, lam) for s in stars
+            for w in _windows(family, eps_v, delta_v) for lam in weights]
+
+
+def _kernel(a: NDArray, o: NDArray, b: NDArray, lam: tuple[int, int]) -> NDArray:
+    """Score law on 0 .. lam_L + lam_R (index lam_L = score 0), one row per user."""
+    lam_l, lam_r = lam
+    k = np.zeros((np.size(a), lam_l + lam_r + 1))
+    k[:, 0] = a
+    k[:, lam_l + lam_r] = b
+    k[:, lam_l] = o
+    return k
+
+
+def _victims(eps: NDArray, delta: NDArray) -> list[int]:
+    """Indices of the candidate victims: every distinct (eps, delta) when at most three, else
+    the largest, the smallest and a median budget."""
+    pairs = np.stack([eps, delta], axis=1)
+    _, first = np.unique(pairs, axis=0, return_index=True)
+    if first.size <= 3:
+        return sorted(int(i) for i in first)
+    order = np.argsort(eps, kind="stable")
+    return sorted({int(order[-1]), int(order[0]), int(order[order.size // 2])})
+
+
+def _check_family(mechanism: Any) -> Randomizer:
+    """The randomizer of ``mechanism``: ``ValueError``/``TypeError`` for a spec that names no
+    randomizer, :class:`ParameterRegimeError` (a ``ValueError``: "not applicable") for a
+    randomizer without window masses (OUE, the SGD randomizers, ``any``)."""
+    fam = get_randomizer(mechanism)
+    if fam.family not in SUPPORTED:
+        raise ParameterRegimeError(
+            f"window_lower has no window masses for {fam}: its mechanism must be one of "
+            f"{', '.join(SUPPORTED)} (krr as 'krr:k'), got mechanism = {short_repr(mechanism)}"
+        )
+    return fam
+
+
+def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
+                 tol: float = TOL) -> list[PreparedPair]:
+    """Every prepared pair of the grid (module docstring) for ``profile``."""
+    fam = _check_family(mechanism)
+    eps = np.asarray(profile.eps, dtype=np.float64)
+    delta = np.asarray(profile.delta, dtype=np.float64) * np.ones_like(eps)
+    if fam.family == "gaussian" and not (delta > 0).all():
+        raise ParameterRegimeError("the Gaussian randomizer needs delta_i > 0 for every user "
+                                   f"(its sigma_i is calibrated to (eps_i, delta_i)); got "
+                                   f"min delta_i = {float(delta.min()):g}")
+    n = eps.size
+    victims = _victims(eps, delta)
+    rest = np.ones(n, dtype=bool)
+    rest[victims] = False
+    tiers, counts = np.unique(np.stack([eps[rest], delta[rest]], axis=1), axis=0,
+                              return_counts=True)
+    if tiers.shape[0] > 64 and int(rest.sum()) > MAX_USERS:
+        raise ParameterRegimeError(
+            f"window_lower sums distinct budgets user by user: at most {MAX_USERS} users with "
+            f"more than 64 distinct budgets, got n = {n} with {tiers.shape[0]}"
+        )
+    # relative error of the direct recursions / convolutions (non-negative terms)
+    rtol_sum = 4.0 * 5.0 * n * (math.log2(n + 1) + 66.0) * _U
+    configs: dict[tuple[float, float], list[WindowConfig]] = {}
+    for v in victims:
+        key = (float(eps[v]), float(delta[v]))
+        if key not in configs:
+            configs[key] = _configs(fam, *key)
+    memo: dict[tuple[float, Window], tuple] = {}
+
+    def tier_masses(x: float, window: Window) -> tuple:
+        """cell_masses of every budget tier, memoised (shared by the weights)."""
+        if (x, window) not in memo:
+            memo[(x, window)] = cell_masses(fam, x, tiers[:, 0], tiers[:, 1], window)
+        return memo[(x, window)]
+
+    if int(rest.sum()) > PROXY_N:
+        configs = _select(fam, configs, tier_masses, counts, eps, delta, victims)
+    out: list[PreparedPair] = []
+    for cfg in dict.fromkeys(c for cs in configs.values() for c in cs):
+        if tiers.shape[0]:
+            ta, to, tb, *terr = tier_masses(cfg.x_star, cfg.window)
+            rho, absolute = _errors(ta, to, tb, *terr)
+            law = lattice_sum_pmf(_kernel(ta, to, tb, cfg.lam), counts, tol=tol,
+                                  max_expanded=MAX_USERS, direct_work=DIRECT_WORK)
+            rho_rest = float((rho * counts).sum())
+            abs_rest = float((absolute * counts).sum())
+        else:  # every user is a candidate victim
+            law, rho_rest, abs_rest = TruncatedPMF(0, np.ones(1), 0.0, 0.0), 0.0, 0.0
+        for v in victims:
+            if cfg not in configs[(float(eps[v]), float(delta[v]))]:
+                continue
+            f = law.pmf
+            rho_v, abs_v = rho_rest, abs_rest
+            for u in victims:  # the other candidate victims are ordinary users here
+                if u == v:
+                    continue
+                ua, uo, ub, *uerr = cell_masses(fam, cfg.x_star, eps[u:u + 1],
+                                                delta[u:u + 1], cfg.window)
+                r, ab = _errors(ua, uo, ub, *uerr)
+                rho_v, abs_v = rho_v + float(r[0]), abs_v + float(ab[0])
+                f = np.convolve(f, _kernel(ua, uo, ub, cfg.lam)[0])
+            pq = []
+            for x in (cfg.x0, cfg.x1):
+                va, vo, vb, *verr = cell_masses(fam, x, eps[v:v + 1], delta[v:v + 1],
+                                                cfg.window)
+                r, ab = _errors(va, vo, vb, *verr)
+                rho_v, abs_v = rho_v + float(r[0]), abs_v + float(ab[0])
+                pq.append(np.convolve(f, _kernel(va, vo, vb, cfg.lam)[0]))
+            # a product of n factors each within a relative rho_j: within expm1(sum rho_j)
+            rtol = math.expm1(min(rho_v, 700.0)) + rtol_sum
+            slack = law.dropped_mass + FFT_SAFETY * law.error_l1 + abs_v
+            out.append(prepare_pair(pq[0], pq[1], slack=slack, rtol=rtol,
+                                    label=f"victim eps={eps[v]:g} {cfg.label}"))
+    return out
+
+
+def _moments(a: NDArray, b: NDArray, lam: tuple[int, int]) -> tuple[NDArray, NDArray]:
+    mean = lam[1] * b - lam[0] * a
+    return mean, np.maximum(lam[1] ** 2 * b + lam[0] ** 2 * a - mean**2, 0.0)
+
+
+def _select(fam: Randomizer, configs: dict, tier_masses: Callable[..., tuple],
+            counts: NDArray, eps: NDArray, delta: NDArray, victims: list[int]) -> dict:
+    """Keep, per victim, the configurations that rank in the top :data:`PROXY_KEEP` at one of
+    :data:`PROXY_DELTAS` under a central-limit stand-in for the others' sum (a normal law on
+    the lattice with the exact mean and variance).  Only the *choice* uses the stand-in: every
+    kept configuration is then computed exactly, so the bound stays a certified lower bound;
+    a poor choice only makes it smaller."""
+    kept: dict = {}
+    for v in victims:
+        key = (float(eps[v]), float(delta[v]))
+        if key in kept:
+            continue
+        others = [u for u in victims if u != v]
+        scores: list[tuple[WindowConfig, list[float]]] = []
+        for cfg in configs[key]:
+            ta, _, tb, *_ = tier_masses(cfg.x_star, cfg.window)
+            m, var = _moments(ta, tb, cfg.lam)
+            mean, variance = float((m * counts).sum()), float((var * counts).sum())
+            for u in others:
+                ua, _, ub, *_ = cell_masses(fam, cfg.x_star, eps[u:u + 1], delta[u:u + 1],
+                                            cfg.window)
+                mu, vu = _moments(ua, ub, cfg.lam)
+                mean, variance = mean + float(mu[0]), variance + float(vu[0])
+            sd = math.sqrt(max(variance, 1e-12))
+            grid = np.arange(math.floor(mean - 12 * sd) - 1, math.ceil(mean + 12 * sd) + 2)
+            g = np.diff(ndtr((np.append(grid, grid[-1] + 1) - 0.5 - mean) / sd))
+            pq = []
+            for x in (cfg.x0, cfg.x1):
+                va, vo, vb, *_ = cell_masses(fam, x, eps[v:v + 1], delta[v:v + 1], cfg.window)
+                pq.append(np.convolve(g, _kernel(va, vo, vb, cfg.lam)[0]))
+            prep = prepare_pair(pq[0], pq[1], slack=0.0, rtol=0.0)
+            vals = []
+            for d in PROXY_DELTAS:
+                lo, hi = 0.0, max(float(eps[v]), 1e-9) * 1.5 + 1.0
+                for _ in range(40):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (mid, hi) if prepared_delta(prep, mid) > d else (lo, mid)
+                vals.append(lo)
+            scores.append((cfg, vals))
+        chosen: dict[WindowConfig, None] = {}
+        for i in range(len(PROXY_DELTAS)):
+            for cfg, _ in sorted(scores, key=lambda t: -t[1][i])[:PROXY_KEEP]:
+                chosen[cfg] = None
+        kept[key] = list(chosen)
+    return kept
+
+
+_CACHE: OrderedDict[tuple, list[PreparedPair]] = OrderedDict()
+register_mapping("window_lower.pairs", _CACHE)
+_CACHE_SIZE = 16
+
+
+def _prepared(profile: BudgetProfile, mechanism: Any, tol: float) -> list[PreparedPair]:
+    key = (profile_digest(profile), get_randomizer(mechanism).spec, float(tol))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    pairs = window_pairs(profile, mechanism, tol)
+    _CACHE[key] = pairs
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return pairs
+
+
+def _check(*, profile: BudgetProfile, mechanism: Any = "binary_rr", tol: float = TOL) -> None:
+    fam = _check_family(mechanism)
+    if fam.family == "gaussian" and not float(np.min(profile.delta)) > 0.0:
+        raise ParameterRegimeError(
+            "window_lower with the Gaussian mechanism needs delta_i > 0 for every user (its "
+            f"sigma_i is calibrated to (eps_i, delta_i)); got min delta_i = "
+            f"{float(np.min(profile.delta)):g}")
+    if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0.0 <= tol < 1e-20):
+        raise ValueError(f"tol must be in [0, 1e-20), got {short_repr(tol)}")
+
+
+def window_lower_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binary_rr",
+                       tol: float = TOL) -> float:
+    """Max over the grid of the exact delta(eps) of the windowed statistic (a lower bound on
+    the true delta(eps) of the shuffled ``mechanism`` with the profile's budgets).
+
+    >>> from shuffledp import BudgetProfile
+    >>> p = BudgetProfile.from_arrays([4.0] + [0.5] * 299)
+    >>> bool(window_lower_delta(profile=p, eps=0.7, mechanism="laplace") > 1e-6)  # 0.709
+    True
+    """
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    _check(profile=profile, mechanism=mechanism, tol=tol)
+    if eps >= profile.eps_max and get_randomizer(mechanism).pure:
+        return 0.0  # every user is eps_max-LDP, so is the shuffled output: the truth is 0
+    pairs = _prepared(profile, mechanism, tol)
+    return max(prepared_delta(pr, float(eps)) for pr in pairs)
+
+
+def best_pair(profile: BudgetProfile, eps: float, mechanism: Any = "binary_rr",
+              tol: float = TOL) -> tuple[str, float]:
+    """The label and value of the pair attaining :func:`window_lower_delta` at ``eps``."""
+    pairs = _prepared(profile, mechanism, tol)
+    vals = [prepared_delta(pr, float(eps)) for pr in pairs]
+    i = int(np.argmax(vals))
+    return pairs[i].label, float(vals[i])
+
+
+def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
+                 mechanism: Any = "binary_rr", tol: float = TOL) -> dict[str, Any]:
+    label, _ = best_pair(profile, eps, mechanism, tol)
+    return {"pairs_searched": len(_prepared(profile, mechanism, tol)),
+            "best_pair": label, "mechanism": get_randomizer(mechanism).spec}
+
+
+def _covers(*, family: Randomizer, profile: BudgetProfile, mechanism: Any = "binary_rr",
+            tol: float = TOL) -> Coverage:
+    own = _check_family(mechanism)
+    if family.includes(own):
+        return Coverage(True, f"a post-processing of shuffled {own}, one of the {family} "
+                              "protocols: a lower bound for it")
+    return Coverage(False, f"window_lower (mechanism {own}) is a lower bound for {own} "
+                           f"protocols, not for {family}")
+
+
+BOUND = register_bound(
+    Bound(
+        info=BoundInfo(
+            name="window_lower",
+            kind="lower",
+            title="Windowed counts of the shuffled reports, exact law (certified lower bound)",
+            citation="post-processing of the shuffled multiset; docs/theory.md 13",
+            personalized=True,
+            approx_ldp=True,
+            randomizers=("binary_rr",),
+            options={"mechanism": "binary_rr", "tol": TOL},
+            coverage_note="a lower bound for its mechanism (option mechanism: laplace, "
+                          "gaussian, piecewise, duchi, binary_rr, krr:k)",
+        ),
+        delta_fn=window_lower_delta,
+        check_fn=_check,
+        diagnostics_fn=_diagnostics,
+        covers_fn=_covers,
+    )
+)
