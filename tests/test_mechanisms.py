@@ -291,3 +291,14 @@ def test_samplers_keep_every_output_possible_at_the_largest_accepted_eps():
     flipped = grr.randomize(xs, _ExtremeDraws(0.0))
     assert (flipped != xs).all()  # u = 0: the report differs from the input
     assert (grr.randomize(xs, _ExtremeDraws(1.0 - 2.0**-53)) == xs).all()
+
+
+def test_gaussian_sigma_of_a_budget_does_not_depend_on_the_other_budgets():
+    """The bounds compute sigma on budget tiers, the mechanism on its users: a pair's sigma
+    must be the same number in both (each pair's bisection stops on its own)."""
+    from shuffledp.mechanisms.mean import analytic_gaussian_sigma
+
+    alone = analytic_gaussian_sigma(np.array([1.0]), np.array([1e-6]))[0]
+    mixed = analytic_gaussian_sigma(np.array([0.01, 1.0, 37.0, 1.0]),
+                                    np.array([1e-12, 1e-6, 0.3, 1e-6]))
+    assert mixed[1] == alone and mixed[3] == alone

@@ -409,6 +409,9 @@ def main_bound_panels(fig_axes, ok, *, panels, point, x="n", project="clones",
         winners = list(dict.fromkeys(best["method"]))
     low_rows = ok[ok["kind"] == "lower"]
     lower = low_rows.groupby(list(point))["eps"].max().sort_index() if len(low_rows) else None
+    if lower is not None:  # name only the lower bounds that attain the maximum somewhere
+        best_low = low_rows.loc[low_rows.groupby(list(point))["eps"].idxmax()]
+        low_rows = low_rows[low_rows["method"].isin(set(best_low["method"]))]
     groups = coincident_groups(series)
 
     def label(group):

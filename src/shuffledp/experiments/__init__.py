@@ -12,6 +12,8 @@ function here and write its rows as a table.  Modules:
 * :mod:`~shuffledp.experiments.estimation`: mean and frequency estimation at calibrated local
   budgets (experiments 4 and 5), :func:`run_estimation`;
 * :mod:`~shuffledp.experiments.grids`: grids of bound evaluations (experiments 1, 2, 3);
+* :mod:`~shuffledp.experiments.validity`: every bound against the certified lower bound of the
+  randomizer the users run (experiment 8), :func:`validity_rows`;
 * :mod:`~shuffledp.experiments.sgd`: the shuffled PLDP-SGD driver (experiment 6),
   :func:`run_sgd` (imports torch when called).
 
@@ -87,6 +89,7 @@ from shuffledp.experiments.sweeps import (
     profile_list,
     sweep_points,
 )
+from shuffledp.experiments.validity import VALIDITY_COLUMNS, validity_rows
 
 __all__ = [
     "CENTRAL_LAPLACE",
@@ -96,6 +99,7 @@ __all__ = [
     "NONPRIVATE",
     "PERSONALIZED_COLUMNS",
     "REFERENCES",
+    "VALIDITY_COLUMNS",
     "Calibrated",
     "CalibrationMemo",
     "EstimationConfig",
@@ -119,4 +123,5 @@ __all__ = [
     "seed_int",
     "seed_sequence",
     "sweep_points",
+    "validity_rows",
 ]

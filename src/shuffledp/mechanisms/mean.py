@@ -399,13 +399,17 @@ def _sigma_search(ok, ue, ud, sensitivity, rtol):
             break
         lo = np.where(bad_lo, lo / 2.0, lo)
         hi = np.where(bad_lo, lo * 2.0, hi)
+    # each pair stops as soon as it has converged, so sigma of a pair depends on that pair
+    # only, never on the other budgets in the array (the window lower bound and the aware
+    # masses compute sigma on budget tiers, the mechanism on its users: the same values)
     for _ in range(200):
-        if np.all(hi / lo - 1.0 <= rtol):
+        active = hi / lo - 1.0 > rtol
+        if not active.any():
             break
         mid = np.sqrt(lo * hi)
         good = ok(mid)
-        hi = np.where(good, mid, hi)
-        lo = np.where(good, lo, mid)
+        hi = np.where(active & good, mid, hi)
+        lo = np.where(active & ~good, mid, lo)
     return hi
 
 
