@@ -577,3 +577,36 @@ def test_huge_eps_targets_do_not_overflow():
         assert d == 0.0
         assert window_lower_delta(profile=prof, eps=e, mechanism="laplace") == 0.0
     assert window_lower_delta(profile=prof, eps=0.0, mechanism="gaussian") > 0.0
+
+
+def test_underflow_never_rounds_up_at_huge_eps():
+    """Products below the smallest double are flushed to 0; at eps ~ 700 e^eps multiplies
+    that, so the bound charges it (review finding: 4e-300 reported where the truth is
+    below 1e-897).  The victim's own Gaussian curve (Balle-Wang, post-processing) bounds the
+    truth from above."""
+    from shuffledp.mechanisms.mean import gaussian_delta
+
+    for eps_i, d_i, e in ((50.0, 0.5, 699.0), (50.0, 1e-3, 400.0), (50.0, 1 - 1e-16, 1000.0)):
+        prof = BudgetProfile.from_arrays([eps_i] * 12, delta=d_i)
+        got = window_lower_delta(profile=prof, eps=e, mechanism="gaussian")
+        sigma = float(_sigma_of(eps_i, d_i))
+        alone = float(gaussian_delta(e, sigma)) if e < 700 else 0.0
+        assert got <= alone + 1e-300, (eps_i, d_i, e, got, alone)
+
+
+def _sigma_of(eps_i, d_i):
+    from shuffledp.mechanisms.mean import analytic_gaussian_sigma
+
+    return analytic_gaussian_sigma(np.array([eps_i]), np.array([d_i]))[0]
+
+
+@pytest.mark.parametrize("k", [4, 5, 10, 1000])
+@pytest.mark.parametrize("eps_i", [34.5, 36.0, 37.0, 38.5, 43.0])
+def test_krr_masses_stay_probabilities_at_large_budgets(k, eps_i):
+    """truth + (k - 3) other rounds above 1 for budgets near 35-44 (review finding): the
+    masses are clipped to [0, 1] and the bound evaluates."""
+    prof = BudgetProfile.from_arrays([eps_i] * 3)
+    d = window_lower_delta(profile=prof, eps=1.0, mechanism=f"krr:{k}")
+    assert 0.0 <= d <= 1.0
+    e = BOUND.evaluate(profile=prof, delta=1e-6, mechanism=f"krr:{k}").eps
+    assert 0.0 <= e <= eps_i

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 __all__ = ["PreparedPair", "prepare_pair", "prepared_delta"]
 
 _U = float(np.finfo(float).eps) / 2.0
+_TINY = 2.0**-1074  # the smallest positive (subnormal) double
 
 
 @dataclass(frozen=True)
@@ -47,15 +48,22 @@ class PreparedPair:
 
 
 def prepare_pair(p: NDArray[np.float64], q: NDArray[np.float64], *, slack: float,
-                 rtol: float, label: str = "") -> PreparedPair:
+                 rtol: float, label: str = "", ops: int = 0) -> PreparedPair:
     """Sort the outcomes of the computed pair ``(p, q)`` (same length, entries >= 0) by
-    likelihood ratio; ``slack`` and ``rtol`` as in the module docstring."""
+    likelihood ratio; ``slack`` and ``rtol`` as in the module docstring.
+
+    ``ops`` bounds the number of floating-point operations behind each entry: products that
+    fall below the smallest double are flushed towards 0 with an absolute error of at most
+    2^-1074 each, which no relative error bound covers, so ``4 (ops + 64) 2^-1074`` per
+    outcome is added to ``slack`` (negligible, except that it keeps tiny values at huge
+    ``eps``, where ``e^eps`` multiplies it, from rounding up)."""
     p = np.maximum(np.asarray(p, dtype=np.float64), 0.0)
     q = np.maximum(np.asarray(q, dtype=np.float64), 0.0)
     if p.shape != q.shape or p.ndim != 1:
         raise ValueError(f"p and q must be 1-d of one length, got shapes {p.shape}, {q.shape}")
     if not (math.isfinite(slack) and slack >= 0.0 and math.isfinite(rtol) and rtol >= 0.0):
         raise ValueError(f"slack and rtol must be finite and >= 0, got {slack!r}, {rtol!r}")
+    underflow = 4.0 * (max(int(ops), 0) + 64) * _TINY * p.size
     keep = (p > 0) | (q > 0)
     p, q = p[keep], q[keep]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -69,7 +77,7 @@ def prepare_pair(p: NDArray[np.float64], q: NDArray[np.float64], *, slack: float
         cq=np.concatenate([zero, np.cumsum(q)]),
         rp=np.concatenate([zero, np.cumsum(p[::-1])]),
         rq=np.concatenate([zero, np.cumsum(q[::-1])]),
-        slack=float(slack),
+        slack=float(slack) + underflow,
         length=int(ratio.size),
         rtol=float(rtol),
         label=label,

@@ -272,7 +272,8 @@ def _prepare(pair: RRPair) -> PreparedPair:
     p_k = q * f[1:] + q1 * f[:-1]
     q_k = q1 * f[1:] + q * f[:-1]
     return prepare_pair(p_k, q_k, slack=float(s.dropped_mass + s.error_l1),
-                        rtol=float(pair.pmf_rtol), label=pair.label)
+                        rtol=float(pair.pmf_rtol), label=pair.label,
+                        ops=4 * (pair.n_others + 2))
 
 
 _prepared_delta = prepared_delta

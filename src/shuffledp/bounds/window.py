@@ -102,7 +102,8 @@ class Window:
 
 # Every mass below is returned with a bound on its absolute floating-point error: closed
 # forms of exp / expm1 / erf / log_ndtr of arguments z carry a relative error of at most
-# about (2 |z| + 4) u (the argument's own rounding, amplified by the derivative), sums of
+# about (3 |z| + 4) u (the three roundings of z = (lo - x) / (2 / eps), amplified by the
+# derivative), sums of
 # non-negative terms add u per term, and no mass is formed by subtracting from 1.
 def _finite(z: NDArray) -> NDArray:
     """z where finite, else 0 (exp(-inf) and expm1(-inf) are exact)."""
@@ -116,12 +117,12 @@ def _mass_laplace(lo: float, hi: float, x: float, scale: NDArray) -> tuple[NDArr
         z1 = d / scale
         z2 = (hi - lo) / scale
         val = 0.5 * np.exp(-z1) * -np.expm1(-z2)
-        rel = (2.0 * _finite(z1) + 2.0 * _finite(z2) + 12.0) * _U
+        rel = (3.0 * _finite(z1) + 3.0 * _finite(z2) + 12.0) * _U
         return val, rel * val
     z1 = (x - lo) / scale
     z2 = (hi - x) / scale
     val = 0.5 * -np.expm1(-z1) + 0.5 * -np.expm1(-z2)
-    return val, (2.0 * _finite(z1) + 2.0 * _finite(z2) + 12.0) * _U * val
+    return val, (3.0 * _finite(z1) + 3.0 * _finite(z2) + 12.0) * _U * val
 
 
 def _mass_gauss(lo: float, hi: float, x: float, sigma: NDArray) -> tuple[NDArray, NDArray]:
@@ -273,7 +274,9 @@ def cell_masses(family: Randomizer, x: float, eps: NDArray, delta: NDArray,
         b = truth if x == 1 else other
         o = (k - 2) * other if x in (0, 1) else truth + (k - 3) * other
         rel = (8.0 + 4.0 * (np.abs(eps) + np.abs(log_norm))) * _U
-        return a, o, b, rel * a, rel * o, rel * b
+        # a true mass is at most 1: clipping only moves a computed one towards it
+        return (np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), rel * a, rel * o,
+                rel * b)
     raise ValueError(f"window_lower has no window masses for {family}")
 
 
@@ -460,7 +463,8 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
             rtol = math.expm1(min(rho_v, 700.0)) + rtol_sum
             slack = law.dropped_mass + FFT_SAFETY * law.error_l1 + abs_v
             out.append(prepare_pair(pq[0], pq[1], slack=slack, rtol=rtol,
-                                    label=f"victim eps={eps[v]:g} {cfg.label}"))
+                                    label=f"victim eps={eps[v]:g} {cfg.label}",
+                                    ops=n * (sum(cfg.lam) + 1) + 64))
     return out
 
 
