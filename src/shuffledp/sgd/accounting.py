@@ -78,6 +78,8 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.accounting import check_discretization as _check_discretization
+from shuffledp.accounting import pld_from_pair  # noqa: F401  (re-exported)
 from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_scale
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
@@ -134,10 +136,6 @@ def _check_randomizer(randomizer: str) -> type:
         ) from None
 
 
-def _check_discretization(discretization: float) -> float:
-    return check_real(discretization, "discretization", low=0.0, high=0.1, low_open=True)
-
-
 def _check_common(profile: object, clone: object, discretization: object) -> None:
     """Arguments every accounting entry takes, checked whatever the method."""
     if not isinstance(profile, BudgetProfile):
@@ -188,46 +186,6 @@ def round_clone_pair(
     from shuffledp.bounds.clones import clone_pair
 
     return clone_pair(profile, clone=clone, tol=tol)
-
-
-def pld_from_pair(
-    p: NDArray[np.float64],
-    q: NDArray[np.float64],
-    tail_mass: float,
-    *,
-    discretization: float = DISCRETIZATION,
-):
-    """Pessimistic, symmetric dp_accounting PLD of the pair (P, Q) (losses rounded up).
-
-    ``infinity_mass = max(tail_mass, 1 - sum(p))`` plus the mass of outcomes with q = 0.
-
-    >>> pld = pld_from_pair(np.array([0.75, 0.25]), np.array([0.25, 0.75]), 0.0)
-    >>> d = float(pld.get_delta_for_epsilon(0.0))  # TV = 0.5, rounded up (pessimistic)
-    >>> 0.5 <= d < 0.5001
-    True
-    """
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
-    _check_discretization(discretization)
-    p = np.asarray(p, dtype=float)
-    q = np.asarray(q, dtype=float)
-    if p.shape != q.shape or p.ndim != 1:
-        raise ValueError(f"p and q must be 1-D of equal length, got {p.shape} and {q.shape}")
-    if np.any(p < 0) or np.any(q < 0):
-        raise ValueError("p and q must be non-negative")
-    live = p > 0
-    only_p = live & (q <= 0)
-    both = live & (q > 0)
-    loss = np.log(p[both]) - np.log(q[both])
-    k = np.ceil(loss / discretization - 1e-12).astype(np.int64)  # round up (pessimistic)
-    k0 = int(k.min()) if k.size else 0
-    mass = np.bincount(k - k0, weights=p[both])
-    inf_mass = float(p[only_p].sum()) + max(float(tail_mass), 1.0 - float(p.sum()))
-    inf_mass = min(max(inf_mass, 0.0), 1.0)
-    rounded = {int(i + k0): float(m) for i, m in enumerate(mass) if m > 0}
-    return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
-        rounded, inf_mass, discretization, pessimistic_estimate=True
-    )
 
 
 def _rr_pair(eps0: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
