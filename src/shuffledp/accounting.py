@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from numpy.typing import NDArray
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.params import BudgetProfile, check_real
 
-__all__ = ["DISCRETIZATION", "pld_from_pair", "shuffled_round_pld"]
+__all__ = ["DISCRETIZATION", "pld_from_pair", "pld_from_pieces", "shuffled_round_pld"]
 
 #: Default width of the privacy-loss grid (dp_accounting's ``value_discretization_interval``).
 DISCRETIZATION = 1e-4
@@ -67,27 +68,49 @@ def pld_from_pair(
     >>> 0.5 <= d < 0.5001
     True
     """
+    return pld_from_pieces([(p, q)], tail_mass, discretization=discretization)
+
+
+def pld_from_pieces(
+    pieces: Iterable[tuple[NDArray[np.float64], NDArray[np.float64]]],
+    tail_mass: float,
+    *,
+    discretization: float = DISCRETIZATION,
+):
+    """:func:`pld_from_pair` of the concatenation of ``pieces`` (pairs of 1-D arrays), built
+    one piece at a time: only the histogram of the rounded losses is kept, so pairs with
+    10^8 outcomes fit in memory."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     discretization = check_discretization(discretization)
-    p = np.asarray(p, dtype=float)
-    q = np.asarray(q, dtype=float)
-    if p.shape != q.shape or p.ndim != 1:
-        raise ValueError(f"p and q must be 1-D of equal length, got {p.shape} and {q.shape}")
-    if np.any(p < 0) or np.any(q < 0):
-        raise ValueError("p and q must be non-negative")
-    live = p > 0
-    only_p = live & (q <= 0)
-    both = live & (q > 0)
-    loss = np.log(p[both]) - np.log(q[both])
-    k = np.ceil(loss / discretization - 1e-12).astype(np.int64)  # round up (pessimistic)
-    k0 = int(k.min()) if k.size else 0
-    mass = np.bincount(k - k0, weights=p[both])
-    inf_mass = float(p[only_p].sum()) + max(float(tail_mass), 1.0 - float(p.sum()))
+    hist: dict[int, float] = {}
+    p_total = 0.0
+    only_p_mass = 0.0
+    for p, q in pieces:
+        p = np.asarray(p, dtype=float)
+        q = np.asarray(q, dtype=float)
+        if p.shape != q.shape or p.ndim != 1:
+            raise ValueError(f"p and q must be 1-D of equal length, got {p.shape} and "
+                             f"{q.shape}")
+        if np.any(p < 0) or np.any(q < 0):
+            raise ValueError("p and q must be non-negative")
+        live = p > 0
+        both = live & (q > 0)
+        only_p_mass += float(p[live & (q <= 0)].sum())
+        p_total += float(p.sum())
+        loss = np.log(p[both]) - np.log(q[both])
+        k = np.ceil(loss / discretization - 1e-12).astype(np.int64)  # round up (pessimistic)
+        if not k.size:
+            continue
+        k0 = int(k.min())
+        mass = np.bincount(k - k0, weights=p[both])
+        for i in np.flatnonzero(mass > 0):
+            key = int(i) + k0
+            hist[key] = hist.get(key, 0.0) + float(mass[i])
+    inf_mass = only_p_mass + max(float(tail_mass), 1.0 - p_total)
     inf_mass = min(max(inf_mass, 0.0), 1.0)
-    rounded = {int(i + k0): float(m) for i, m in enumerate(mass) if m > 0}
     return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
-        rounded, inf_mass, discretization, pessimistic_estimate=True
+        hist, inf_mass, discretization, pessimistic_estimate=True
     )
 
 
@@ -117,7 +140,7 @@ def shuffled_round_pld(
         rounds.compose(release).get_epsilon_for_delta(1e-6)
     """
     from shuffledp.bounds import get_bound
-    from shuffledp.bounds.clones import clone_pair
+    from shuffledp.bounds.clones import clone_pair_chunks
 
     if not isinstance(profile, BudgetProfile):
         raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
@@ -131,5 +154,5 @@ def shuffled_round_pld(
         cov = bound.covers(randomizer=randomizer, profile=profile, clone=clone)
         if not cov.covered:
             raise ParameterRegimeError(f"the clones pair is not a guarantee here: {cov.reason}")
-    p, q, tail = clone_pair(profile, clone=clone, tol=tol)
-    return pld_from_pair(p, q, tail, discretization=discretization)
+    pieces, tail = clone_pair_chunks(profile, clone=clone, tol=tol)
+    return pld_from_pieces(pieces, tail, discretization=discretization)

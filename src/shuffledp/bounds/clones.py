@@ -105,6 +105,7 @@ import hashlib
 import math
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -670,6 +671,35 @@ def clone_pair(
     """
     from shuffledp.errors import ParameterRegimeError
 
+    plan = _pair_plan(profile, clone=clone, tol=tol, rel_step=rel_step)
+    total = int(plan.sizes.sum())
+    if total > max_points:
+        raise ParameterRegimeError(
+            f"clone_pair: the support has {total} points > max_points = {max_points}; "
+            f"raise tol (got {tol:g}) or max_points, or use clone_pair_chunks"
+        )
+    p, q = _pair_entries(plan, np.arange(plan.c.size))
+    return p, q, plan.tail
+
+
+@dataclass(frozen=True)
+class _PairPlan:
+    """The clone counts c kept (weights w), each one's window [lo, hi] of a, the victim's
+    q_v = e^{eps_v}/(1+e^{eps_v}) and 1 - q_v, the weight (1 - delta_v), and the missing mass."""
+
+    c: NDArray[np.int64]
+    w: NDArray[np.float64]
+    lo: NDArray[np.int64]
+    hi: NDArray[np.int64]
+    sizes: NDArray[np.int64]
+    q_v: float
+    q1: float
+    keep_v: float
+    tail: float
+
+
+def _pair_plan(profile: BudgetProfile, *, clone: str, tol: float,
+               rel_step: float) -> _PairPlan:
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
     cc = clone_count(profile, clone=clone, tol=tol / 2.0, rel_step=rel_step)
@@ -683,22 +713,8 @@ def clone_pair(
     lo = np.where(c <= 64, 0, lo)
     hi = c + 1 - lo
     sizes = hi - lo + 1
-    total = int(sizes.sum())
-    if total > max_points:
-        raise ParameterRegimeError(
-            f"clone_pair: the support has {total} points > max_points = {max_points}; "
-            f"raise tol (got {tol:g}) or max_points"
-        )
     q_v = float(special.expit(cc.eps_v))
     q1 = float(special.expit(-cc.eps_v))
-    owner = np.repeat(np.arange(c.size), sizes)
-    starts = np.cumsum(sizes) - sizes
-    a = lo[owner] + np.arange(total) - starts[owner]
-    mw = (c + 1)[owner]
-    base = 2.0 * stats.binom.pmf(a, mw, 0.5) / mw
-    scale = (1.0 - cc.delta_v) * w[owner] * base
-    p = scale * (q_v * a + q1 * (mw - a))
-    q = scale * (q1 * a + q_v * (mw - a))
     # mass of P_c outside [lo, hi]: a <= lo - 1 or a >= hi + 1
     low_x, up_x = stats.binom.cdf, stats.binom.sf  # X ~ Bin(c, 1/2)
     out_c = (
@@ -710,7 +726,62 @@ def clone_pair(
     pure_tail = (cc.count.dropped_mass + cc.count.error_l1 + float(np.dot(w, out_c))
                  + _PMF_RTOL * float(w.sum()))
     tail = cc.delta_v + (1.0 - cc.delta_v) * pure_tail
-    return p, q, float(min(tail, 1.0))
+    return _PairPlan(c, w, lo, hi, sizes, q_v, q1, 1.0 - cc.delta_v, float(min(tail, 1.0)))
+
+
+def _pair_entries(plan: _PairPlan, idx: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+    """The flattened (p, q) entries of the clone counts ``plan.c[idx]`` (c increasing, then
+    a), as in :func:`clone_pair`."""
+    c, lo, sizes, w = plan.c[idx], plan.lo[idx], plan.sizes[idx], plan.w[idx]
+    total = int(sizes.sum())
+    owner = np.repeat(np.arange(c.size), sizes)
+    starts = np.cumsum(sizes) - sizes
+    a = lo[owner] + np.arange(total) - starts[owner]
+    mw = (c + 1)[owner]
+    base = 2.0 * stats.binom.pmf(a, mw, 0.5) / mw
+    scale = plan.keep_v * w[owner] * base
+    p = scale * (plan.q_v * a + plan.q1 * (mw - a))
+    q = scale * (plan.q1 * a + plan.q_v * (mw - a))
+    return p, q
+
+
+def clone_pair_chunks(
+    profile: BudgetProfile,
+    *,
+    clone: str = "stronger",
+    tol: float = 1e-12,
+    rel_step: float = REL_STEP,
+    chunk_points: int = 2_000_000,
+) -> tuple[Iterator[tuple[NDArray[np.float64], NDArray[np.float64]]], float]:
+    """:func:`clone_pair` in pieces of at most about ``chunk_points`` outcomes (whole clone
+    counts each), for pairs too large to hold at once (n = 10^6 and more): returns
+    ``(iterator of (p, q), tail_mass)``; concatenating the pieces gives :func:`clone_pair`.
+
+    >>> from shuffledp import BudgetProfile
+    >>> prof = BudgetProfile.identical(n=300, eps0=1.0)
+    >>> pieces, tail = clone_pair_chunks(prof, chunk_points=1000)
+    >>> p, q, t = clone_pair(prof)
+    >>> parts = list(pieces)
+    >>> len(parts) > 1, bool(np.array_equal(np.concatenate([x for x, _ in parts]), p)), t == tail
+    (True, True, True)
+    """
+    if isinstance(chunk_points, bool) or not isinstance(chunk_points, (int, np.integer)) or (
+        chunk_points < 1
+    ):
+        raise ValueError(f"chunk_points must be a positive integer, got {chunk_points!r}")
+    plan = _pair_plan(profile, clone=clone, tol=tol, rel_step=rel_step)
+    ends = np.cumsum(plan.sizes)
+
+    def pieces():
+        start = 0
+        while start < plan.c.size:
+            done = int(ends[start - 1]) if start else 0
+            stop = int(np.searchsorted(ends, done + chunk_points, side="right"))
+            stop = max(stop, start + 1)
+            yield _pair_entries(plan, np.arange(start, stop))
+            start = stop
+
+    return pieces(), plan.tail
 
 
 # --------------------------------------------------------------------------- registration
