@@ -133,3 +133,20 @@ def test_bad_tol_and_step():
         group_probabilities([0.5], rel_step=-1e-3)
     with pytest.raises(ValueError, match="probs must be one-dimensional"):
         poisson_binomial_pmf_exact([[0.5]])
+
+
+def test_binomial_law_without_scipy_stats_is_scipy_stats():
+    """binom_pmf/cdf/sf call the ufuncs scipy.stats.binom calls (so the CLI does not import
+    scipy.stats); they must give its numbers exactly, edges included."""
+    from scipy import stats
+
+    from shuffledp.poisson_binomial import binom_cdf, binom_pmf, binom_sf
+
+    n = np.array([0, 1, 2, 10, 100, 1000, 10**6])
+    for p in (0.0, 1e-300, 1e-200, 1e-17, 1e-10, 0.3, 0.5, 1 - 1e-16, 1.0):
+        for m in n:
+            k = np.unique(np.clip(np.array([-2, -1, 0, 1, m // 3, m // 2, m - 1, m, m + 1]),
+                                  -2, m + 1))
+            assert np.array_equal(binom_pmf(k, m, p), stats.binom.pmf(k, m, p)), (m, p)
+            assert np.array_equal(binom_cdf(k, m, p), stats.binom.cdf(k, m, p)), (m, p)
+            assert np.array_equal(binom_sf(k, m, p), stats.binom.sf(k, m, p)), (m, p)

@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
+from shuffledp._lazy import lazy_module
 from shuffledp.errors import short_repr
 from shuffledp.numerics import Side, eps_from_delta, invert_monotone
 from shuffledp.params import (
@@ -37,6 +37,8 @@ from shuffledp.params import (
     check_target_delta,
     check_target_eps,
 )
+
+special = lazy_module("scipy.special")
 
 __all__ = ["gdp_delta", "gdp_eps", "compose_gdp", "gdp_mu_from_eps_delta"]
 

@@ -64,10 +64,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
+from shuffledp._lazy import lazy_module
 from shuffledp.caching import register_mapping
 from shuffledp.errors import short_repr
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "FAMILIES",

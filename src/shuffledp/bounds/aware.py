@@ -90,11 +90,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
+from shuffledp._lazy import lazy_module
 from shuffledp.caching import register_mapping
 from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import MAX_DISTINCT_GENERAL, Randomizer, get_randomizer
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "AWARE_FAMILIES",

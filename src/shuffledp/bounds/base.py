@@ -38,8 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scipy import special
-
+from shuffledp._lazy import lazy_module
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import delta_from_eps, eps_from_delta
 from shuffledp.params import (
@@ -49,6 +48,8 @@ from shuffledp.params import (
     check_target_eps,
 )
 from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "Kind",

@@ -111,8 +111,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
 
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.aware import AWARE_FAMILIES, VICTIM_GROUPS, aware_delta
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
@@ -125,6 +125,9 @@ from shuffledp.poisson_binomial import (
     poisson_binomial_pmf_grouped,
 )
 from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
+
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "CLONE_KINDS",

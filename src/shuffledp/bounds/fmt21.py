@@ -70,13 +70,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from scipy.optimize import minimize_scalar
-
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo
 from shuffledp.bounds.registry import get_bound, register_bound
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import eps_from_delta
 from shuffledp.params import BudgetProfile
+
+optimize = lazy_module("scipy.optimize")
+
 
 __all__ = [
     "closed_form_eps",
@@ -169,7 +171,7 @@ def certify_with_local_delta(
     if delta0 == 0.0 or eps0 == 0.0:
         star = eps0
     else:
-        res = minimize_scalar(total, bounds=(0.0, eps0), method="bounded",
+        res = optimize.minimize_scalar(total, bounds=(0.0, eps0), method="bounded",
                               options={"xatol": 1e-6 * max(eps0, 1e-3)})
         star = float(res.x) if total(float(res.x)) < total(eps0) else eps0
 

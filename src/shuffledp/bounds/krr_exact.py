@@ -39,14 +39,16 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import Randomizer, get_randomizer
+
+special = lazy_module("scipy.special")
 
 __all__ = ["krr_exact_delta", "krr_histogram_pair"]
 

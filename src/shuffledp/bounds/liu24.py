@@ -72,8 +72,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.numerics import eps_from_delta
@@ -87,6 +87,8 @@ from shuffledp.params import (
 )
 from shuffledp.poisson_binomial import binomial_window
 from shuffledp.randomizers import Randomizer, budget_tiers
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "region_masses",

@@ -66,8 +66,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.clones import profile_digest
 from shuffledp.bounds.registry import register_bound
@@ -81,6 +81,8 @@ from shuffledp.poisson_binomial import (
     poisson_binomial_pmf_exact,
     poisson_binomial_pmf_tree,
 )
+
+special = lazy_module("scipy.special")
 
 __all__ = ["RRPair", "rr_pairs", "pair_delta", "rr_exact_delta", "BOUND"]
 

@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import erf, expit, log_ndtr, ndtr
 
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.clones import profile_digest
 from shuffledp.bounds.registry import register_bound
@@ -66,6 +66,8 @@ from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
 from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import TruncatedPMF, lattice_sum_pmf
 from shuffledp.randomizers import Randomizer, get_randomizer
+
+special = lazy_module("scipy.special")
 
 __all__ = ["window_lower_delta", "window_pairs", "WindowConfig", "SUPPORTED", "cell_masses"]
 
@@ -132,8 +134,8 @@ def _mass_gauss(lo: float, hi: float, x: float, sigma: NDArray) -> tuple[NDArray
     if lo >= x or hi <= x:
         d1 = (lo - x) if lo >= x else (x - hi)
         d2 = (hi - x) if lo >= x else (x - lo)
-        la = log_ndtr(-d1 / sigma)
-        lb = log_ndtr(-d2 / sigma) if math.isfinite(d2) else np.full_like(la, -np.inf)
+        la = special.log_ndtr(-d1 / sigma)
+        lb = special.log_ndtr(-d2 / sigma) if math.isfinite(d2) else np.full_like(la, -np.inf)
         diff = lb - la
         val = np.exp(la) * -np.expm1(diff)
         abs_d = 8.0 * _U * (np.abs(la) + np.where(np.isfinite(lb), np.abs(lb), 0.0) + 1.0)
@@ -143,7 +145,7 @@ def _mass_gauss(lo: float, hi: float, x: float, sigma: NDArray) -> tuple[NDArray
         return val, np.minimum(rel, 1.0) * val
     z1 = (x - lo) / sigma
     z2 = (hi - x) / sigma
-    val = 0.5 * erf(z1 / math.sqrt(2.0)) + 0.5 * erf(z2 / math.sqrt(2.0))
+    val = 0.5 * special.erf(z1 / math.sqrt(2.0)) + 0.5 * special.erf(z2 / math.sqrt(2.0))
     return val, 16.0 * _U * val
 
 
@@ -261,7 +263,7 @@ def cell_masses(family: Randomizer, x: float, eps: NDArray, delta: NDArray,
         if fam == "duchi" and x == 0.0:
             half = np.full_like(eps, 0.5)
             return half, zero, half.copy(), zero, zero, zero
-        lie, truth = expit(-eps), expit(eps)
+        lie, truth = special.expit(-eps), special.expit(eps)
         ea, eb = 4.0 * _U * lie, 4.0 * _U * truth
         high = x > 0
         return ((lie, zero, truth, ea, zero, eb) if high else (truth, zero, lie, eb, zero, ea))
@@ -498,7 +500,7 @@ def _select(fam: Randomizer, configs: dict, tier_masses: Callable[..., tuple],
                 mean, variance = mean + float(mu[0]), variance + float(vu[0])
             sd = math.sqrt(max(variance, 1e-12))
             grid = np.arange(math.floor(mean - 12 * sd) - 1, math.ceil(mean + 12 * sd) + 2)
-            g = np.diff(ndtr((np.append(grid, grid[-1] + 1) - 0.5 - mean) / sd))
+            g = np.diff(special.ndtr((np.append(grid, grid[-1] + 1) - 0.5 - mean) / sd))
             pq = []
             for x in (cfg.x0, cfg.x1):
                 va, vo, vb, *_ = cell_masses(fam, x, eps[v:v + 1], delta[v:v + 1], cfg.window)
