@@ -14,26 +14,26 @@ returns the largest such r, ``r(eps_v, eps_j)``, derived per family in docs/theo
 ("Clone masses of the randomizers") and checked numerically in tests/test_randomizers.py
 (exhaustive enumeration for the discrete families, dense grids for the continuous ones):
 
-==========  ========================================================  ====================
-family      r(eps_v, eps_j)                                           in eps_v (fixed eps_j)
-==========  ========================================================  ====================
-binary_rr   2 / (1 + e^{eps_j})                                       constant
-krr:k       2 (e^{eps_v} + k - 1) / ((e^{eps_j} + k - 1)(e^{eps_v} + 1))  non-increasing
-duchi       2 / (1 + e^{eps_j}) (one-bit Duchi = binary RR on a       constant
-            randomized rounding: its profile is at most binary RR's)
-laplace     (eps_j / eps_v) e^{-eps_j} if eps_j <= eps_v, else 0       0 below eps_j, then
-                                                                      non-increasing
-piecewise   p_low(eps_j) / p_high(eps_v) if eps_j <= eps_v, else 0     0 below eps_j, then
-                                                                      non-increasing
-oue:d       minimum over output patterns (see :func:`_oue_mass`)      not monotone
-duchi_l2    e^{-eps} if eps_v = eps_j, else 0 (disjoint radii)        equal budgets only
-gaussian    0 between pure pairs (not pure LDP); its mixture form     --
-            and per-victim masses: clones' ``mechanism`` option
-gaussian_l2 0 (the d-dimensional Gaussian of SGD; no mixture form     --
-            established)
-any         e^{-eps} if eps_v = eps_j, else 0 (one arbitrary          equal budgets only
-            eps-LDP randomizer per budget, unrelated across budgets)
-==========  ========================================================  ====================
+===========  ============================================================  ======================
+family       r(eps_v, eps_j)                                               in eps_v (fixed eps_j)
+===========  ============================================================  ======================
+binary_rr    2 / (1 + e^{eps_j})                                           constant
+krr:k        2 (e^{eps_v} + k - 1) / ((e^{eps_j} + k - 1)(e^{eps_v} + 1))  non-increasing
+duchi        2 / (1 + e^{eps_j}) (one-bit Duchi = binary RR on a           constant
+             randomized rounding: its profile is at most binary RR's)
+laplace      (eps_j / eps_v) e^{-eps_j} if eps_j <= eps_v, else 0          0 below eps_j, then
+                                                                           non-increasing
+piecewise    p_low(eps_j) / p_high(eps_v) if eps_j <= eps_v, else 0        0 below eps_j, then
+                                                                           non-increasing
+oue:d        minimum over output patterns (see :func:`_oue_mass`)          not monotone
+duchi_l2     e^{-eps} if eps_v = eps_j, else 0 (disjoint radii)            equal budgets only
+gaussian     0 between pure pairs (not pure LDP); its mixture form         --
+             and per-victim masses: clones' ``mechanism`` option
+gaussian_l2  0 (the d-dimensional Gaussian of SGD; no mixture form         --
+             established)
+any          e^{-eps} if eps_v = eps_j, else 0 (one arbitrary              equal budgets only
+             eps-LDP randomizer per budget, unrelated across budgets)
+===========  ============================================================  ======================
 
 Each pure family also declares its *variation-ratio* parameters (p, beta, q) of Wang et al.
 (PVLDB 2024, arXiv 2304.05007, Definition of a (p, beta, q)-variation-ratio randomizer and the

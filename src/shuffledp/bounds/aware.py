@@ -6,7 +6,7 @@ conservative victim of Theorem 2 (docs/theory.md, Section 4).  That is valid onl
 user dominates r_j against every other user as victim, which fails for most randomizers with
 personalized budgets (Laplace, piecewise, k-RR, Gaussian: a user with a larger budget has
 lighter tails than a victim with a smaller one).  Here the masses are the randomizer's own,
-*per victim*:
+*per victim*::
 
     m_j(v) = (1 - delta_j) r_F(eps_v, eps_j)              (pure families, Section 6)
     m_j(v) = (1 - delta'_v) e^{-eps_v} rho_T(sigma_v, sigma_j) min(1, (1 - delta_j)/M_j)
@@ -21,7 +21,7 @@ a valid bound for every victim.  Groups are equal-count ranges of the tiers, ref
 geometrically at both ends (where the worst victims sit: the smallest budgets have the fewest
 clones, the largest the strongest reports).
 
-Tail cuts (Gaussian and Laplace victims).  The victim's pure part can be cut to |y| <= T, the
+Tail cuts (Gaussian and Laplace victims).  The victim's pure part can be cut to ``|y| <= T``, the
 mass beyond T (at most ``eta``) joining the victim's delta (Lemmas 7, 8).  Users with lighter
 tails then dominate a positive mass.  Every T is valid; for each group the code tries
 T = infinity and a grid of eta (quarter decades from 1e-2 to 1e-16, ``TAIL_GRID``) and keeps

@@ -63,6 +63,7 @@ relative ``1e-12`` of the magnitudes of the two terms of every H_c.  The shared 
 then returns eps on the safe side (``side="upper"``).
 
 Validity (which randomizers).
+
 * ``standard``: every eps_0-LDP randomizer, identical budgets, [FMT21, Thm 3.2]; the victim
   mixture with q is the one of their numerical method (Appendix E), for every eps_0-LDP pair
   R(x^0), R(x^1) decomposes as q Q^0 + (1-q) Q^1 / (1-q) Q^0 + q Q^1.  FMT21 also allow an

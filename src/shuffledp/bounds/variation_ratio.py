@@ -17,6 +17,7 @@ total ``s`` the likelihood ratio increases in the first count, so ``delta(eps)``
 ``s`` of binomial tails above a threshold (docs/theory.md 11.2, :func:`pair_delta`).
 
 What is proven, and what this bound therefore computes.
+
 * ``gamma = 0`` (the general parameters p = q = e^eps0, beta = tanh(eps0/2), which are also
   those of binary randomized response and one-bit Duchi): the pair is, up to relabelling, the
   stronger-clone pair of FMT23 at eps0, a proven bound for every family dominating the clone

@@ -421,7 +421,7 @@ class GaussianMechanism(_UnbiasedReports):
     ICML 2018, Theorem 8 (exact condition), root found per distinct budget and rounded up.
     Code names: ``eps`` = epsilon_i, ``delta`` = delta_i, :meth:`sigma` = sigma_i.  Unbiased,
     Var = sigma_i^2.  Blanket mass: inf over x in [-1, 1] of the density at y is
-    phi((|y|+1)/sigma)/sigma, with integral 2 Phi(-1/sigma).  A bound used with this mechanism
+    ``phi((|y|+1)/sigma)/sigma``, with integral 2 Phi(-1/sigma).  A bound used with this mechanism
     must accept local delta_i > 0 (``BoundInfo.approx_ldp``).
 
     >>> m = GaussianMechanism(eps=[1.0, 1.0], delta=[1e-6, 1e-6])

@@ -1,0 +1,16 @@
+"""Sphinx configuration of the API reference (built from the docstrings).
+
+Build: ``python -m sphinx -W --keep-going -b html docs/api docs/api/_build`` (CI does, with
+warnings as errors); open ``docs/api/_build/index.html``.
+"""
+
+project = "shuffledp"
+author = "shuffledp developers"
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode"]
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"
+autodoc_default_options = {"members": True, "ignore-module-all": True}
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+html_theme = "alabaster"
+exclude_patterns = ["_build"]

@@ -1,0 +1,35 @@
+"""The API reference (docs/api, Sphinx, built by CI with warnings as errors) lists every
+public module of the package, so a new module cannot be left out of it."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+from pathlib import Path
+
+import shuffledp
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "api"
+
+
+def _documented() -> set[str]:
+    names: set[str] = set()
+    for rst in DOCS.glob("*.rst"):
+        names |= set(re.findall(r"^\.\. automodule:: (\S+)$", rst.read_text(), flags=re.M))
+    return names
+
+
+def test_every_public_module_is_in_the_api_reference():
+    public = {"shuffledp"} | {
+        info.name for info in pkgutil.walk_packages(shuffledp.__path__, "shuffledp.")
+        if not any(part.startswith("_") for part in info.name.split("."))
+    }
+    documented = _documented()
+    assert public - documented == set(), sorted(public - documented)
+    assert documented - public == set(), sorted(documented - public)
+
+
+def test_the_index_links_every_page():
+    index = (DOCS / "index.rst").read_text()
+    pages = {p.stem for p in DOCS.glob("*.rst")} - {"index"}
+    assert pages and all(re.search(rf"^   {p}$", index, flags=re.M) for p in pages)
