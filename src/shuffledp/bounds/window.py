@@ -326,9 +326,7 @@ def _windows(family: Randomizer, eps_v: float, delta_v: float) -> list[Window]:
     if fam == "laplace":
         scale = 2.0 / eps_v
     else:
-        from shuffledp.mechanisms.mean import analytic_gaussian_sigma
-
-        scale = float(analytic_gaussian_sigma(np.array([eps_v]), np.array([delta_v]))[0])
+        scale = float(_sigma(np.array([eps_v]), np.array([delta_v]))[0])
     out: list[Window] = []
     seen: set[float] = set()
     for f in (0.5, 1.0, 1.25, 1.5, 2.5):
