@@ -245,7 +245,7 @@ bad(
     "BudgetProfile", "label", NOT_STRS, TypeError, lambda v, ctx: BudgetProfile([1.0, 2.0], label=v)
 )
 
-BAD_N = [1, 0, -1, 10**9, 10**400, np.int64(1)]
+BAD_N = [1, 0, -1, 10**9 + 1, 10**400, np.int64(1)]
 bad("identical", "n", NOT_INTS, TypeError, lambda v, ctx: BudgetProfile.identical(n=v, eps0=1.0))
 bad("identical", "n", BAD_N, ValueError, lambda v, ctx: BudgetProfile.identical(n=v, eps0=1.0))
 bad(
@@ -568,7 +568,12 @@ for text, name in [
     (HUGE, "eps"),
     ("eps\n", "budgets"),
     ("epsilon\n1\n2\n", "eps"),
-    ("eps,count\n1.0,5\n2.0,5\n", "count"),
+    ("eps,count\n1.0,5\n2.0,2.5\n", "count"),
+    ("eps,count\n1.0,-1\n2.0,5\n", "count"),
+    ("eps,count\n1.0,x\n2.0,5\n", "count"),
+    ("eps,count\n1.0,1\n2.0,0\n", "n (number of users)"),
+    ("eps,count\n1.0,600000000\n2.0,600000000\n", "n (number of users)"),
+    ("eps,count,count\n1,1,1\n2,1,1\n", "duplicated"),
     ("eps,eps\n1,1\n2,2\n", "duplicated"),
     ("EPS, eps\n1,1\n2,2\n", "duplicated"),
     ("eps,user\n1,a\n2,b\n", "user"),
@@ -586,7 +591,7 @@ for text, name in [
     ("eps,delta\n1,x\n2,0\n", "delta"),
     ('"eps\n1\n2\n', "CSV"),
     ('"eps"x\n1\n2\n', "CSV"),
-    ("\ufeffeps,count\n1,3\n2,3\n", "count"),
+    ("\ufeffeps,count\n1,3\n2,1e300\n", "count"),
 ]:
     case(
         "from_csv_text",
@@ -626,7 +631,12 @@ NPY_BAD = {
     "one_user": _npy(np.array([1.0])),
     "3d": _npy(np.zeros((2, 3, 4))),
     "n_by_3": _npy(np.ones((3, 3))),
-    "struct_count": _npy(np.array([(1.0, 5), (2.0, 5)], dtype=[("eps", "f8"), ("count", "i8")])),
+    "struct_count_fraction": _npy(
+        np.array([(1.0, 5.0), (2.0, 0.5)], dtype=[("eps", "f8"), ("count", "f8")])),
+    "struct_count_negative": _npy(
+        np.array([(1.0, 5), (2.0, -5)], dtype=[("eps", "f8"), ("count", "i8")])),
+    "struct_count_too_many": _npy(
+        np.array([(1.0, 10**9), (2.0, 1)], dtype=[("eps", "f8"), ("count", "i8")])),
     "struct_no_eps": _npy(np.array([(1.0,), (2.0,)], dtype=[("epsilon", "f8")])),
     "struct_extra": _npy(
         np.array([(1.0, 0.0, 1)] * 2, dtype=[("eps", "f8"), ("delta", "f8"), ("user", "i8")])
@@ -639,7 +649,7 @@ for label, data in NPY_BAD.items():
         "from_npy_bytes",
         label,
         ValueError,
-        "eps" if label == "one_user" else "budgets",
+        {"one_user": "eps", "struct_count_too_many": "n (number of users)"}.get(label, "budgets"),
         lambda ctx, data=data: BudgetProfile.from_npy_bytes(data),
     )
 
@@ -657,12 +667,12 @@ FILES = {
     "dir": (None, "is not a file"),
     "dup.csv": (b"eps,eps\n1,1\n2,2\n", "duplicated"),
     "unknown.csv": (b"eps,weight\n1,1\n2,2\n", "weight"),
-    "tiers.csv": (
-        b"eps,count\n0.5,200000000\n1,200000000\n2,200000000\n4,200000000\n8,200000000\n",
-        "count",
+    "tiers_too_many.csv": (
+        b"eps,count\n0.5,300000000\n1,300000000\n2,300000000\n4,300000000\n8,300000000\n",
+        "n (number of users)",
     ),
     "latin1.csv": ("eps\n1\n2\n# caf\xe9\n".encode("latin-1"), "UTF-8"),
-    "bom_count.csv": (b"\xef\xbb\xbfeps,count\n1,2\n2,2\n", "count"),
+    "bom_count.csv": (b"\xef\xbb\xbfeps,count\n1,2\n2,0.5\n", "count"),
     "huge_cell.csv": (("eps\n" + HUGE + "\n1\n").encode(), "eps"),
     "complex.npy": (_npy(np.array([1.0 + 2j, 2.0])), "complex"),
     "bool.npy": (_npy(np.array([True, False])), "bool"),

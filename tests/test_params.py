@@ -185,24 +185,27 @@ def test_csv_bom_quotes_and_header_case(tmp_path):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("eps,count\n0.5,4\n2,6\n", r"a 'count' column \(budget histograms\) is not supported"),
+        ("eps,count\n0.5,4\n2,6.5\n", r"column 'count' must be a whole number .* data row 2"),
         ("eps,eps\n1,1\n2,2\n", "duplicated column 'eps'"),
         ("Eps,EPS\n1,1\n2,2\n", "duplicated column 'eps'"),
         ("user,eps,delta\na,1.0,0\nb,2.5,1e-9\n", r"unknown column\(s\) \['user'\]; accepted"),
         ('"eps"x\n1\n2\n', "not valid CSV"),
     ],
 )
-def test_csv_columns_are_exactly_eps_and_delta(text, match):
+def test_csv_columns_are_exactly_eps_delta_and_count(text, match):
     with pytest.raises(ValueError, match=match):
         BudgetProfile.from_csv_text(text)
 
 
-def test_budget_tiers_with_counts_are_not_read_as_users(tmp_path):
+def test_budget_tiers_with_counts_are_a_histogram(tmp_path):
     f = tmp_path / "tiers.csv"
     rows = "".join(f"{e},200000000\n" for e in (0.5, 1, 2, 4, 8))  # 10^9 users in 5 tiers
     f.write_text("eps,count\n" + rows)
-    with pytest.raises(ValueError, match=r"tiers.csv: .*'count' column \(budget histograms\)"):
-        load_budgets(f)
+    p = load_budgets(f)
+    assert p.n == 10**9 and p.is_histogram and p.tiers.eps.tolist() == [0.5, 1, 2, 4, 8]
+    assert p.tiers.counts.tolist() == [2 * 10**8] * 5 and p.label == "tiers.csv"
+    with pytest.raises(ValueError, match=r"n = 1000000000 users is a budget histogram"):
+        p.eps  # noqa: B018 - per-user arrays of 10^9 users are refused, not built
 
 
 @pytest.mark.parametrize(
@@ -212,7 +215,8 @@ def test_budget_tiers_with_counts_are_not_read_as_users(tmp_path):
         (np.array([True, False]), "got dtype bool"),
         (np.array([1.0, np.nan]), r"eps\[1\] = nan"),
         (np.zeros((3, 3)), r"shape \(n,\), \(n, 1\) or \(n, 2\)"),
-        (np.array([(1.0, 3)], dtype=[("eps", "f8"), ("count", "i8")]), "'count' column"),
+        (np.array([(1.0, 3.5)], dtype=[("eps", "f8"), ("count", "f8")]),
+         r"field 'count' must hold whole numbers"),
     ],
 )
 def test_npy_rejects_non_real_and_bad_shapes(arr, match):

@@ -85,9 +85,10 @@ def test_personalized_family_large_n_is_fast_and_below_clones():
 
 
 def test_victim_with_largest_eps_is_searched():
+    # users are positions in the order of decreasing eps: the largest budget is position 0
     prof = BudgetProfile.from_arrays(np.r_[np.full(99, 0.5), 3.0])
-    labels = {p.label.split()[0] for p in rr_pairs(prof)}
-    assert "v=99" in labels
+    labels = {" ".join(p.label.split()[:2]) for p in rr_pairs(prof)}
+    assert labels == {"v=0 eps_v=3", "v=1 eps_v=0.5"}  # one victim per distinct budget
 
 
 def test_local_delta_is_ignored_and_recorded():

@@ -145,7 +145,9 @@ def test_pair_delta_matches_enumeration_both_directions(spec, n):
             d = pair_delta(n=n, eps=float(eps), params=v)
             forward, backward = _hs(P, Q, eps), _hs(Q, P, eps)
             assert backward == pytest.approx(forward, abs=1e-13)  # the mirror (a, b) -> (b, a)
-            assert forward - 1e-14 <= d <= forward + 1e-9
+            # charged: 1e-9 relative for the binomial pmf and its survival function, on terms
+            # that partly cancel
+            assert forward - 1e-14 <= d <= forward * (1 + 1e-7) + 1e-12
 
 
 def test_equals_the_stronger_clone_pair():

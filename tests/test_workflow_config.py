@@ -237,7 +237,9 @@ def test_schema_forbids_unknown_keys():
 
 
 def test_schema_limits_are_the_library_constants():
-    from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX, N_MAX
+    # the workflow draws per-user profiles: n up to N_MAX_ARRAYS (histograms go further)
+    from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX
+    from shuffledp.params import N_MAX_ARRAYS as N_MAX
 
     defs = SCHEMA["definitions"]
     assert defs["delta"]["minimum"] == DELTA_MIN and defs["delta"]["maximum"] == DELTA_MAX
@@ -274,7 +276,8 @@ def _valid(cfg):
 
 
 def test_schema_accepts_exactly_the_accepted_range():
-    from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX, N_MAX
+    from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX
+    from shuffledp.params import N_MAX_ARRAYS as N_MAX  # per-user profiles in the workflow
 
     base = _merged("config/config.yaml")
     assert _valid(base)

@@ -166,7 +166,7 @@ class Calibration:
     @property
     def eps_local_mean(self) -> float:
         """Mean local budget s mean_i eps_i."""
-        return float(self.profile.eps.mean())
+        return self.profile.eps_mean
 
     @property
     def eps_achieved(self) -> float:
@@ -537,18 +537,20 @@ class _Guide:
         self.eps, self.delta = eps, delta
 
     def __call__(self, s: float) -> ScaleCheck:
-        tiny = BudgetProfile(eps=self.values * s, delta=self.delta0)
+        tiny = BudgetProfile(eps=self.values * s, delta=self.delta0)  # one user per value
         r = self._mass(tiny, clone=self.clone)[::-1]
         extra = {k: v for k, v in (("tol", self.tol), ("rel_step", self.rel_step))
                  if v is not None}
-        d = self._delta_fn(pool=np.repeat(r, self.pool_counts), eps_v=s * float(self.values[-1]),
+        d = self._delta_fn(pool=r, counts=self.pool_counts, eps_v=s * float(self.values[-1]),
                            delta_v=self.delta0, eps=self.eps, **extra)
         return ScaleCheck(d <= self.delta, delta_score(d, self.delta), d)
 
 
-def _quantized_up(eps: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+def _quantized_up(eps: np.ndarray, rho: float,
+                  weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values and counts of every eps_i rounded up onto ``top (1+rho)^{-k}``, k >= 0
-    (``top`` = max eps_i; budgets below ``top * GUIDE_FLOOR`` go to the grid point above it)."""
+    (``top`` = max eps_i; budgets below ``top * GUIDE_FLOOR`` go to the grid point above it);
+    ``weights``: users per entry of ``eps`` (a budget histogram)."""
     top = float(eps.max())
     h = math.log1p(rho)
     k_max = math.floor(math.log(1.0 / GUIDE_FLOOR) / h)
@@ -560,7 +562,7 @@ def _quantized_up(eps: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
         k = np.where(low, k - 1, k)
         q = top * np.exp(-k * h)
         low = q < eps
-    counts = np.bincount(k.astype(np.int64))
+    counts = np.bincount(k.astype(np.int64), weights=weights)
     ks = np.flatnonzero(counts)
     values = top * np.exp(-ks * h)
     values[ks == 0] = top
@@ -571,20 +573,20 @@ def _clones_guide(shape: BudgetProfile, opts: Mapping[str, Any], eps: float, del
                   rtol: float) -> _Guide | None:
     if opts.get("mechanism") is not None:  # mechanism-aware masses: no guide
         return None
-    d = shape.delta
-    if not np.all(d == d[0]):
+    if shape.delta_min != shape.delta_max:
         return None
-    e = shape.eps
+    t = shape.tiers
+    e = t.eps
     top, bottom = float(e.max()), max(float(e.min()), float(e.max()) * GUIDE_FLOOR)
     spread = math.log(top / bottom)
     rho = max(0.5 * rtol, spread / (GUIDE_MAX_GROUPS - 1))
     if rho > 0.75 * rtol:  # too spread out: the guide's bracket could not be confirmed
         return None
-    values, counts = _quantized_up(e, rho)
+    values, counts = _quantized_up(e, rho, t.counts)
     if values.size < 2:
         return None
     try:
-        return _Guide(values, counts, float(d[0]), rho, opts, eps, delta)
+        return _Guide(values, counts, shape.delta_max, rho, opts, eps, delta)
     except (ImportError, AttributeError):  # the clones module changed its API: no guide
         return None
 

@@ -4,6 +4,7 @@ Examples::
 
     shuffledp bound --n 100000 --eps0 4 --delta 1e-6
     shuffledp bound --budgets budgets.csv --delta 1e-6 --method gdp,clones --format csv
+    shuffledp bound --budgets tiers.csv --delta 1e-9   # columns eps,count: 10^9 users
     shuffledp list
 
 Bad input gives one readable line on stderr and exit code 2 (never a traceback); a soundness
@@ -115,7 +116,9 @@ def _build_parser() -> _Parser:
         help="local delta of every user (default 0)",
     )
     who.add_argument(
-        "--budgets", metavar="FILE", help="CSV with column eps (and optional delta), or .npy"
+        "--budgets", metavar="FILE",
+        help="CSV with column eps (optional delta; optional count: users per row, a budget "
+             "histogram of up to 1e9 users), or .npy"
     )
     target = b.add_mutually_exclusive_group(required=True)
     target.add_argument("--delta", type=_float("--delta"), help="central delta (gives eps)")
@@ -238,7 +241,10 @@ def _rows(evals: Sequence[Evaluation], profile: BudgetProfile, options: dict,
 def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namespace) -> None:
     given = f"delta = {args.delta:g}" if args.delta is not None else f"eps = {args.eps:g}"
     print(
-        f"n = {profile.n}, eps_i in [{profile.eps.min():g}, {profile.eps_max:g}], "
+        f"n = {profile.n}"
+        + (f" (budget histogram, {profile.tiers.eps.size} tiers)" if profile.is_histogram
+           and profile.tiers.eps.size > 1 else "")
+        + f", eps_i in [{profile.eps_min:g}, {profile.eps_max:g}], "
         f"max delta_i = {profile.delta_max:g}, {given}"
     )
     col = "eps" if args.delta is not None else "delta"

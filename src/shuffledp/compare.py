@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from shuffledp.bounds import BoundResult, get_bound, list_bounds
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.params import BudgetProfile, check_one_target
@@ -155,7 +157,8 @@ def lower_bound_check(
     if not candidates:
         if not profile.is_identical and profile.n > LOWER_CHECK_MAX_N:
             return LowerCheck(False, None, reason=(
-                f"not checked: rr_exact on {profile.n} distinct budgets is beyond the "
+                f"not checked: rr_exact on {profile.n} users with "
+                f"{np.unique(profile.tiers.eps).size} distinct budgets is beyond the "
                 f"behind-the-scenes limit of {LOWER_CHECK_MAX_N} users (request it with "
                 "--method ...,rr_exact)"))
         try:

@@ -36,7 +36,8 @@ _TINY = 2.0**-1074  # the smallest positive (subnormal) double
 class PreparedPair:
     """Outcomes sorted by ``P/Q`` (decreasing) with prefix and suffix sums."""
 
-    ratio: NDArray[np.float64]  # P/Q sorted decreasing
+    ratio: NDArray[np.float64]  # P/Q sorted decreasing (presorted: a monotone envelope)
+    neg_ratio: NDArray[np.float64]  # -ratio (increasing: what the binary searches read)
     cp: NDArray[np.float64]  # prefix sums of P in that order (with a leading 0)
     cq: NDArray[np.float64]
     rp: NDArray[np.float64]  # suffix sums (from the small-ratio end, leading 0)
@@ -48,9 +49,17 @@ class PreparedPair:
 
 
 def prepare_pair(p: NDArray[np.float64], q: NDArray[np.float64], *, slack: float,
-                 rtol: float, label: str = "", ops: int = 0) -> PreparedPair:
+                 rtol: float, label: str = "", ops: int = 0,
+                 presorted: bool = False) -> PreparedPair:
     """Sort the outcomes of the computed pair ``(p, q)`` (same length, entries >= 0) by
     likelihood ratio; ``slack`` and ``rtol`` as in the module docstring.
+
+    ``presorted``: the caller's order is by decreasing likelihood ratio in exact arithmetic
+    (e.g. a count law that is log-concave), so no sort is done even where rounding makes the
+    computed ratios disagree (in far tails); the searches then read a monotone envelope of the
+    ratios (from the mode of ``p`` outwards: the running maximum to the left, the running
+    minimum to the right).  Every prefix of any order is a set of outcomes, so the result
+    stays a lower bound; the order only decides how tight it is.
 
     ``ops`` bounds the number of floating-point operations behind each entry: products that
     fall below the smallest double are flushed towards 0 with an absolute error of at most
@@ -68,11 +77,25 @@ def prepare_pair(p: NDArray[np.float64], q: NDArray[np.float64], *, slack: float
     p, q = p[keep], q[keep]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(q > 0, p / q, np.inf)
-    order = np.argsort(-ratio, kind="stable")
-    ratio, p, q = ratio[order], p[order], q[order]
+    if presorted and ratio.size:
+        # a monotone search key robust to rounding in the far tails: from the mode of P
+        # outwards, the running maximum to the left and the running minimum to the right
+        m = int(np.argmax(p))
+        left = np.maximum.accumulate(ratio[m::-1])[::-1]
+        ratio = np.concatenate([left[:-1], np.minimum.accumulate(ratio[m:])])
+    elif not presorted:
+        step = np.diff(ratio)
+        if bool(np.all(step <= 0)):  # already decreasing
+            pass
+        elif bool(np.all(step >= 0)):  # increasing: reversed
+            ratio, p, q = ratio[::-1], p[::-1], q[::-1]
+        else:
+            order = np.argsort(-ratio, kind="stable")
+            ratio, p, q = ratio[order], p[order], q[order]
     zero = np.zeros(1)
     return PreparedPair(
         ratio=ratio,
+        neg_ratio=-ratio,
         cp=np.concatenate([zero, np.cumsum(p)]),
         cq=np.concatenate([zero, np.cumsum(q)]),
         rp=np.concatenate([zero, np.cumsum(p[::-1])]),
@@ -93,17 +116,19 @@ def prepared_delta(prep: PreparedPair, eps: float) -> float:
     if eps > 700.0:
         if prep.slack > 0.0:
             return 0.0
-        i = int(np.count_nonzero(np.isinf(prep.ratio)))  # Q = 0 < P: the first i
-        j = int(np.count_nonzero(prep.ratio == 0.0))  # P = 0 < Q: the last j
+        # the longest prefix without Q mass and the longest suffix without P mass (Q = 0 < P
+        # and P = 0 < Q in a sorted pair): sets that the other law does not reach
+        i = int(np.searchsorted(prep.cq, 0.0, side="right")) - 1
+        j = int(np.searchsorted(prep.rp, 0.0, side="right")) - 1
         keep = 1.0 - 2.0 * prep.length * _U - prep.rtol
         return float(max(prep.cp[i] * keep, prep.rq[j] * keep, 0.0))
     big_e = math.exp(eps)
     # H(P||Q): outcomes with P/Q > E are the first i
-    i = int(np.searchsorted(-prep.ratio, -big_e, side="left"))
+    i = int(np.searchsorted(prep.neg_ratio, -big_e, side="left"))
     h_pq = prep.cp[i] - big_e * prep.cq[i]
     r_pq = prep.cp[i] + big_e * prep.cq[i]
     # H(Q||P): outcomes with Q/P > E, i.e. P/Q < 1/E, are the last j
-    j = prep.length - int(np.searchsorted(-prep.ratio, -1.0 / big_e, side="right"))
+    j = prep.length - int(np.searchsorted(prep.neg_ratio, -1.0 / big_e, side="right"))
     h_qp = prep.rq[j] - big_e * prep.rp[j]
     r_qp = prep.rq[j] + big_e * prep.rp[j]
     round_pq = (2.0 * prep.length * _U + prep.rtol) * r_pq

@@ -14,8 +14,10 @@ The accepted range (stated here, once; enforced by :class:`BudgetProfile`, by ev
 checks against these constants):
 
 * local budgets ``eps_i`` in ``[0, EPS_LOCAL_MAX]`` = [0, 50] and ``delta_i`` in [0, 1);
-* ``n`` from 2 to ``N_MAX`` = 10^8 users (identical budgets; distinct budgets are supported
-  and tested up to 10^7);
+* ``n`` from 2 to ``N_MAX`` = 10^9 users held as a budget histogram (identical users are a
+  histogram of one tier; a histogram may have up to 10^7 distinct budgets), and up to
+  ``N_MAX_ARRAYS`` = 10^8 users given as per-user arrays (distinct budgets are tested up to
+  10^7);
 * a central target ``delta`` in ``[DELTA_MIN, DELTA_MAX]`` = [1e-30, 0.99];
 * a central target ``eps``: any finite float >= 0.
 
@@ -30,11 +32,13 @@ the parameter and its value, shortened with :func:`shuffledp.errors.short_repr`.
 
 Budgets files (:meth:`BudgetProfile.from_csv_text`, :meth:`BudgetProfile.from_npy_bytes`,
 :func:`shuffledp.io.load_budgets`): CSV with a header naming exactly the columns ``eps``
-(required) and ``delta`` (optional), case-insensitive, quoted or not, with or without a UTF-8
-byte-order mark; lines starting with ``#`` are comments.  Any other column, a duplicated column
-or a non-numeric cell is an error (budget histograms with a ``count`` column are not supported).
-``.npy``: a 1-D integer or float array of eps, an (n, 2) array of (eps, delta), or a
-structured array with fields ``eps`` (and optionally ``delta``).
+(required), ``delta`` and ``count`` (optional), case-insensitive, quoted or not, with or without
+a UTF-8 byte-order mark; lines starting with ``#`` are comments.  Without ``count`` a row is a
+user; with it a row is a budget held by ``count`` users (a whole number >= 0; repeated budgets
+are added up), so 10^9 users in five tiers are a five-row file.  Any other column, a
+duplicated column or a non-numeric cell is an error.  ``.npy``: a 1-D integer or float array of
+eps, an (n, 2) array of (eps, delta), or a structured array with fields ``eps`` (and
+optionally ``delta`` and ``count``).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import tokenize
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -55,6 +60,7 @@ from shuffledp.errors import short_repr
 __all__ = [
     "EPS_LOCAL_MAX",
     "N_MAX",
+    "N_MAX_ARRAYS",
     "DELTA_MIN",
     "DELTA_MAX",
     "BUDGET_COLUMNS",
@@ -62,20 +68,24 @@ __all__ = [
     "check_target_eps",
     "check_one_target",
     "BudgetProfile",
+    "Tiers",
     "PrivacyTarget",
     "profile_from_spec",
 ]
 
 #: Largest accepted local budget eps_i.
 EPS_LOCAL_MAX = 50.0
-#: Largest accepted number of users.
-N_MAX = 10**8
+#: Largest accepted number of users (a budget histogram; identical users are one).
+N_MAX = 10**9
+#: Largest number of users given (or expanded) as per-user arrays.
+N_MAX_ARRAYS = 10**8
 #: Smallest accepted central target delta.
 DELTA_MIN = 1e-30
 #: Largest accepted central target delta.
 DELTA_MAX = 0.99
-#: The columns of a budgets file (CSV header names, .npy field names): ``eps`` is required.
-BUDGET_COLUMNS = ("eps", "delta")
+#: The columns of a budgets file (CSV header names, .npy field names): ``eps`` is required;
+#: ``count`` makes the file a budget histogram (users per row).
+BUDGET_COLUMNS = ("eps", "delta", "count")
 
 #: Local budgets rule, as written in messages.
 LOCAL_EPS_RULE = f"finite and in [0, {EPS_LOCAL_MAX:g}] (the accepted local budgets)"
@@ -354,6 +364,12 @@ def _check_n(n: object) -> int:
     return check_int(n, "n", low=2, high=N_MAX, what="n (number of users)")
 
 
+def _check_n_drawn(n: object) -> int:
+    """``n`` for profiles drawn user by user (per-user arrays): at most N_MAX_ARRAYS."""
+    return check_int(n, "n", low=2, high=N_MAX_ARRAYS,
+                     what="n (number of users drawn one by one; histograms go to 1e+09)")
+
+
 def _as_budget_array(values: object, name: str) -> NDArray[np.float64]:
     arr = as_real_array(values, name)
     if arr.ndim == 0:
@@ -377,13 +393,9 @@ def _cut(text: str, limit: int = 120) -> str:
 
 
 def _check_columns(names: Sequence[str], what: str, header: str) -> None:
-    """The column (field) names of a budgets file: exactly ``eps`` and optionally ``delta``."""
-    accepted = "'eps' (required) and 'delta' (optional)"
-    if "count" in names:
-        raise ValueError(
-            f"{what} has a column 'count': a 'count' column (budget histograms) is not "
-            f"supported; accepted columns: {accepted}, one row per user"
-        )
+    """The column (field) names of a budgets file: ``eps``, optionally ``delta`` and
+    ``count``, nothing else, none twice."""
+    accepted = "'eps' (required), 'delta' and 'count' (optional)"
     seen: set[str] = set()
     for col in names:
         if col in seen:
@@ -446,65 +458,259 @@ def _group_sizes(shares: NDArray[np.float64], n: int) -> NDArray[np.int64]:
     return sizes
 
 
-@dataclass(frozen=True, eq=False)
+class Tiers(NamedTuple):
+    """A profile as a budget histogram: the distinct ``(eps_i, delta_i)`` pairs, sorted by
+    eps and then delta, and how many users hold each (``counts`` >= 1, summing to ``n``).
+
+    Every bound of the library reads a profile through this view (or through ``n`` and the
+    extremes), never through per-user arrays, so a profile of 10^9 users in a few tiers costs
+    what its tiers cost.
+    """
+
+    eps: NDArray[np.float64]
+    delta: NDArray[np.float64]
+    counts: NDArray[np.int64]
+
+
+def _readonly(*arrays: NDArray) -> None:
+    for a in arrays:
+        a.setflags(write=False)
+
+
+def _tiers_of_users(eps: NDArray[np.float64], delta: NDArray[np.float64]) -> Tiers:
+    """The histogram of per-user arrays: one pass for identical users, a sort of eps when
+    every delta is equal, a lexsort otherwise."""
+    if bool(np.all(eps == eps[0])) and bool(np.all(delta == delta[0])):
+        t = Tiers(eps[:1].copy(), delta[:1].copy(), np.array([eps.size], dtype=np.int64))
+    elif bool(np.all(delta == delta[0])):
+        values, counts = np.unique(eps, return_counts=True)
+        t = Tiers(values, np.full(values.size, float(delta[0])), counts.astype(np.int64))
+    else:
+        order = np.lexsort((delta, eps))
+        e, d = eps[order], delta[order]
+        new = np.ones(e.size, dtype=bool)
+        new[1:] = (e[1:] != e[:-1]) | (d[1:] != d[:-1])
+        first = np.flatnonzero(new)
+        t = Tiers(e[first], d[first], np.diff(np.append(first, e.size)).astype(np.int64))
+    _readonly(*t)
+    return t
+
+
+def _merge_tiers(eps: NDArray[np.float64], delta: NDArray[np.float64],
+                 counts: NDArray[np.int64]) -> Tiers:
+    """Sorted distinct pairs with summed counts; zero counts dropped."""
+    keep = counts > 0
+    eps, delta, counts = eps[keep], delta[keep], counts[keep]
+    order = np.lexsort((delta, eps))
+    e, d, c = eps[order], delta[order], counts[order]
+    new = np.ones(e.size, dtype=bool)
+    new[1:] = (e[1:] != e[:-1]) | (d[1:] != d[:-1])
+    first = np.flatnonzero(new)
+    t = Tiers(e[first].copy(), d[first].copy(), np.add.reduceat(c, first).astype(np.int64))
+    _readonly(*t)
+    return t
+
+
+def _as_counts(values: object, size: int) -> NDArray[np.int64]:
+    """``counts`` as an int64 array, one whole number >= 0 per tier."""
+    arr = as_real_array(values, "counts")
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"counts must be one-dimensional, got shape {arr.shape}")
+    if arr.size != size:
+        raise ValueError(
+            f"counts must have one entry per budget value ({size}), got length {arr.size}"
+        )
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.floor(arr)) | (arr > 2.0**62)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"counts must be whole numbers >= 0 (users per budget), got counts[{i}] = "
+            f"{float(arr[i])!r}"
+        )
+    return arr.astype(np.int64)
+
+
 class BudgetProfile:
-    """Per-user local budgets ``(eps_i, delta_i)`` of ``n >= 2`` users.
+    """The local budgets ``(eps_i, delta_i)`` of ``n >= 2`` users: per-user arrays, or a
+    budget histogram (distinct budgets and how many users hold each).
 
     Parameters
     ----------
     eps:
-        Local epsilons epsilon_i in [0, EPS_LOCAL_MAX], one per user.
+        Local epsilons epsilon_i in [0, EPS_LOCAL_MAX]: one per user, or (with ``counts``)
+        one per budget tier.
     delta:
-        Local deltas delta_i in [0, 1); a scalar is broadcast to all users.
+        Local deltas delta_i in [0, 1), aligned with ``eps``; a scalar is broadcast.
     label:
         Free text describing where the profile came from (kept for output tables).
+    counts:
+        Optional (keyword only): how many users hold ``(eps[t], delta[t])``.  With it the
+        profile is a *histogram* of ``n = sum(counts)`` users (up to ``N_MAX`` = 10^9) and no
+        per-user array is ever built by the bounds; without it ``eps`` lists every user (up to
+        ``N_MAX_ARRAYS`` = 10^8).
+
+    Views: :attr:`tiers` (the histogram, what every bound reads), :attr:`n`, the extremes;
+    :attr:`eps` and :attr:`delta` are the per-user arrays (a histogram profile expands them on
+    first use, in tier order, and refuses beyond ``N_MAX_ARRAYS`` users).  Arrays are copied
+    and read-only, so a profile is immutable.
 
     >>> p = BudgetProfile.identical(n=4, eps0=1.0)
     >>> p.n, float(p.eps.max()), float(p.delta.max())
     (4, 1.0, 0.0)
+    >>> BudgetProfile.from_histogram(eps=[0.5, 4.0], counts=[999_000_000, 1_000_000]).n
+    1000000000
     >>> BudgetProfile.from_arrays([1.0, -1.0])
     Traceback (most recent call last):
     ...
     ValueError: eps must be finite and in [0, 50] (the accepted local budgets), got eps[1] = -1.0
     """
 
-    eps: NDArray[np.float64]
-    delta: NDArray[np.float64] | float = 0.0
-    label: str = ""
+    def __init__(self, eps: ArrayLike, delta: ArrayLike | float = 0.0, label: str = "", *,
+                 counts: ArrayLike | None = None) -> None:
+        check_str(label, "label")
+        e = _as_budget_array(eps, "eps")
+        d = _as_budget_array(delta, "delta")
+        what = "budget value" if counts is not None else "user"
+        if d.size == 1:
+            _check_delta(d)
+            d = np.full(e.shape, d[0], dtype=np.float64)
+        if d.shape != e.shape:
+            raise ValueError(
+                f"delta must be a scalar or have one entry per {what} ({e.size}), "
+                f"got length {d.size}"
+            )
+        if counts is None:
+            if e.size < 2:
+                raise ValueError(
+                    f"n (number of users) must be >= 2, got {e.size} (the length of eps)"
+                )
+            if e.size > N_MAX_ARRAYS:
+                raise ValueError(
+                    f"n (number of users) given as per-user arrays must be <= "
+                    f"{N_MAX_ARRAYS:.0e}, got {e.size} (the length of eps); give larger "
+                    f"populations as a budget histogram (counts)"
+                )
+            _check_eps(e)
+            _check_delta(d)
+            _readonly(e, d)
+            self._users: tuple[NDArray[np.float64], NDArray[np.float64]] | None = (e, d)
+            self._tiers: Tiers | None = None
+            self._n = int(e.size)
+        else:
+            c = _as_counts(counts, e.size)
+            _check_eps(e)
+            _check_delta(d)
+            n = int(c.sum()) if c.size else 0
+            if n < 2:
+                raise ValueError(f"n (number of users) must be >= 2, got {n} (the sum of counts)")
+            if n > N_MAX:
+                raise ValueError(
+                    f"n (number of users) must be <= {N_MAX:.0e}, got {n} (the sum of counts)"
+                )
+            self._users = None
+            self._tiers = _merge_tiers(e, d, c)
+            self._n = n
+        self._histogram = counts is not None
+        self.label = label
+        self._frozen = True
 
-    def __post_init__(self) -> None:
-        check_str(self.label, "label")
-        eps = _as_budget_array(self.eps, "eps")
-        delta = _as_budget_array(self.delta, "delta")
-        if delta.size == 1:
-            _check_delta(delta)
-            delta = np.full(eps.shape, delta[0], dtype=np.float64)
-        if eps.size < 2:
-            raise ValueError(
-                f"n (number of users) must be >= 2, got {eps.size} (the length of eps)"
-            )
-        if eps.size > N_MAX:
-            raise ValueError(
-                f"n (number of users) must be <= {N_MAX:.0e}, got {eps.size} (the length of eps)"
-            )
-        if delta.shape != eps.shape:
-            raise ValueError(
-                f"delta must be a scalar or have one entry per user ({eps.size}), "
-                f"got length {delta.size}"
-            )
-        _check_eps(eps)
-        _check_delta(delta)
-        eps.setflags(write=False)
-        delta.setflags(write=False)
-        object.__setattr__(self, "eps", eps)
-        object.__setattr__(self, "delta", delta)
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"BudgetProfile is immutable (cannot set {name!r})")
+        object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def tiers(self) -> Tiers:
+        """The budget histogram (:class:`Tiers`), computed once."""
+        if self._tiers is None:
+            object.__setattr__(self, "_tiers", _tiers_of_users(*self._users))  # type: ignore[misc]
+        return self._tiers  # type: ignore[return-value]
+
+    @property
+    def is_histogram(self) -> bool:
+        """True when the profile was given as a budget histogram (``counts``)."""
+        return self._histogram
+
+    def _user_arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._users is None:
+            if self._n > N_MAX_ARRAYS:
+                raise ValueError(
+                    f"this profile of n = {self._n} users is a budget histogram "
+                    f"({self.tiers.eps.size} tiers); per-user arrays exist only up to "
+                    f"{N_MAX_ARRAYS:.0e} users: read profile.tiers instead"
+                )
+            t = self.tiers
+            e, d = np.repeat(t.eps, t.counts), np.repeat(t.delta, t.counts)
+            _readonly(e, d)
+            object.__setattr__(self, "_users", (e, d))
+        return self._users  # type: ignore[return-value]
+
+    @property
+    def eps(self) -> NDArray[np.float64]:
+        """Per-user epsilon_i (a histogram profile: expanded in tier order on first use)."""
+        return self._user_arrays()[0]
+
+    @property
+    def delta(self) -> NDArray[np.float64]:
+        """Per-user delta_i (a histogram profile: expanded in tier order on first use)."""
+        return self._user_arrays()[1]
+
+    @property
+    def n(self) -> int:
+        """Number of users n."""
+        return self._n
+
+    @property
+    def is_identical(self) -> bool:
+        """True when every user has the same (eps_i, delta_i)."""
+        if self._tiers is not None:
+            return self._tiers.eps.size == 1
+        e, d = self._users  # type: ignore[misc]
+        return bool(np.all(e == e[0]) and np.all(d == d[0]))
+
+    @property
+    def is_pure(self) -> bool:
+        """True when every delta_i is 0 (pure LDP)."""
+        return self.delta_max == 0.0
+
+    @property
+    def eps_max(self) -> float:
+        """max_i epsilon_i."""
+        return float(self.tiers.eps[-1] if self._tiers is not None else self._users[0].max())
+
+    @property
+    def eps_min(self) -> float:
+        """min_i epsilon_i."""
+        return float(self.tiers.eps[0] if self._tiers is not None else self._users[0].min())
+
+    @property
+    def delta_max(self) -> float:
+        """max_i delta_i."""
+        return float((self._tiers.delta if self._tiers is not None else self._users[1]).max())
+
+    @property
+    def delta_min(self) -> float:
+        """min_i delta_i."""
+        return float((self._tiers.delta if self._tiers is not None else self._users[1]).min())
+
+    @property
+    def eps_mean(self) -> float:
+        """The mean local epsilon (1/n) sum_i epsilon_i."""
+        if self._users is not None:
+            return float(self._users[0].mean())
+        t = self.tiers
+        return float(np.dot(t.eps, t.counts.astype(np.float64)) / self._n)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
     def identical(
         cls, *, n: int, eps0: float, delta0: float = 0.0, label: str = ""
     ) -> BudgetProfile:
-        """``n`` users with the same budget ``(eps0, delta0)``.
+        """``n`` users with the same budget ``(eps0, delta0)`` (a one-tier histogram, so
+        ``n`` may be up to ``N_MAX`` = 10^9).
 
         >>> BudgetProfile.identical(n=10, eps0="1.0")
         Traceback (most recent call last):
@@ -515,11 +721,29 @@ class BudgetProfile:
         e = _check_local_eps(eps0, "eps0")
         d = _check_local_delta(delta0, "delta0")
         check_str(label, "label")
-        return cls(
-            eps=np.full(n, e),
-            delta=np.full(n, d),
-            label=label or f"identical(eps0={e:g})",
-        )
+        return cls(eps=[e], delta=[d], counts=[n], label=label or f"identical(eps0={e:g})")
+
+    @classmethod
+    def from_histogram(
+        cls, eps: ArrayLike, counts: ArrayLike, delta: ArrayLike | None = None, *,
+        label: str = ""
+    ) -> BudgetProfile:
+        """A budget histogram: ``counts[t]`` users hold ``(eps[t], delta[t])`` (``delta``
+        optional, a scalar is broadcast).  Repeated budgets are merged and zero counts
+        dropped; ``n = sum(counts)`` must be in [2, N_MAX].  Nothing is expanded: every bound
+        reads :attr:`tiers`.
+
+        >>> p = BudgetProfile.from_histogram([2.0, 0.5, 2.0], counts=[3, 10, 2])
+        >>> p.tiers.eps.tolist(), p.tiers.counts.tolist(), p.n
+        ([0.5, 2.0], [10, 5], 15)
+        >>> BudgetProfile.from_histogram([1.0], counts=[2.5])
+        Traceback (most recent call last):
+        ...
+        ValueError: counts must be whole numbers >= 0 (users per budget), got counts[0] = 2.5
+        """
+        if counts is None:
+            raise TypeError(f"counts must be an array of whole numbers, got {describe(counts)}")
+        return cls(eps=eps, delta=0.0 if delta is None else delta, counts=counts, label=label)
 
     @classmethod
     def from_arrays(
@@ -530,7 +754,9 @@ class BudgetProfile:
 
     @classmethod
     def from_csv_text(cls, text: str, *, label: str = "") -> BudgetProfile:
-        """Parse CSV text with a header: a column ``eps`` and an optional column ``delta``.
+        """Parse CSV text with a header: a column ``eps``, optional columns ``delta`` and
+        ``count`` (with ``count``, each row is a budget held by that many users: a budget
+        histogram, see :meth:`from_histogram`).
 
         Parsed with Python's :mod:`csv` (quoted fields accepted); header names are stripped
         and case-insensitive; a leading UTF-8 byte-order mark is dropped; blank lines and
@@ -544,10 +770,12 @@ class BudgetProfile:
         Traceback (most recent call last):
         ...
         ValueError: budgets column 'eps' must be numeric, got 'abc' on data row 2
-        >>> BudgetProfile.from_csv_text("eps,count\\n1.0,5\\n2.0,5\\n")  # doctest: +ELLIPSIS
+        >>> BudgetProfile.from_csv_text("eps,count\\n1.0,999999990\\n4.0,10\\n").n
+        1000000000
+        >>> BudgetProfile.from_csv_text("eps,count\\n1.0,5\\n2.0,0.5\\n")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: budgets file has a column 'count': a 'count' column (budget histograms) ...
+        ValueError: budgets column 'count' must be a whole number in [0, 1e+09], got '0.5' on ...
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {describe(text)}")
@@ -578,20 +806,30 @@ class BudgetProfile:
                 )
             for name, cell in zip(header, cells, strict=True):
                 try:
-                    columns[name].append(float(cell.strip()))
+                    value = float(cell.strip())
                 except ValueError:
                     raise ValueError(
                         f"budgets column {name!r} must be numeric, got {short_repr(cell.strip())} "
                         f"on data row {row_no}"
                     ) from None
-        return cls(eps=columns["eps"], delta=columns.get("delta", 0.0), label=label)  # type: ignore[arg-type]
+                if name == "count" and not (value >= 0 and value == math.floor(value)
+                                            and value <= N_MAX):
+                    raise ValueError(
+                        f"budgets column 'count' must be a whole number in [0, {N_MAX:.0e}], "
+                        f"got {short_repr(cell.strip())} on data row {row_no}"
+                    )
+                columns[name].append(value)
+        delta = columns.get("delta", 0.0)
+        if "count" in columns:
+            return cls.from_histogram(columns["eps"], columns["count"], delta, label=label)  # type: ignore[arg-type]
+        return cls(eps=columns["eps"], delta=delta, label=label)  # type: ignore[arg-type]
 
     @classmethod
     def from_npy_bytes(cls, data: bytes, *, label: str = "") -> BudgetProfile:
         """Parse the bytes of a ``.npy`` file: a 1-D array of eps, or an (n, 2) array
         whose columns are ``eps`` and ``delta``, or a structured array with fields
-        ``eps`` (and optionally ``delta``).  The dtype must be integer or float (bool,
-        complex, string and object arrays are rejected).
+        ``eps`` (and optionally ``delta`` and ``count``: a budget histogram).  The dtype must
+        be integer or float (bool, complex, string and object arrays are rejected).
 
         >>> buf = io.BytesIO(); np.save(buf, np.array([1.0 + 0j, 2.0]))
         >>> BudgetProfile.from_npy_bytes(buf.getvalue())  # doctest: +ELLIPSIS
@@ -632,6 +870,16 @@ class BudgetProfile:
                         f"float dtype), got dtype {dt}"
                     )
             delta = arr["delta"] if "delta" in names else 0.0
+            if "count" in names:
+                cnt = np.asarray(arr["count"], dtype=np.float64)
+                bad = ~np.isfinite(cnt) | (cnt < 0) | (cnt != np.floor(cnt))
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise ValueError(
+                        f"budgets .npy field 'count' must hold whole numbers >= 0 (users per "
+                        f"budget), got count[{i}] = {float(cnt[i])!r}"
+                    )
+                return cls.from_histogram(arr["eps"], arr["count"], delta, label=label)
             return cls(eps=arr["eps"], delta=delta, label=label)
         if arr.dtype.kind not in "iuf":
             raise ValueError(
@@ -659,7 +907,7 @@ class BudgetProfile:
         delta0: float = 0.0,
     ) -> BudgetProfile:
         """eps_i ~ Uniform[low, high] i.i.d., drawn from ``rng``."""
-        n = _check_n(n)
+        n = _check_n_drawn(n)
         lo, hi = _check_range(low, high)
         check_rng(rng)
         d = _check_local_delta(delta0, "delta0")
@@ -679,7 +927,7 @@ class BudgetProfile:
         delta0: float = 0.0,
     ) -> BudgetProfile:
         """eps_i ~ Normal(mean, std) clipped to [low, high], i.i.d., drawn from ``rng``."""
-        n = _check_n(n)
+        n = _check_n_drawn(n)
         mu = check_real(mean, "mean")
         sd = check_real(std, "std", low=0.0)
         lo, hi = _check_range(low, high)
@@ -700,7 +948,10 @@ class BudgetProfile:
         """A mixture of budget groups ``(share, eps, [delta])``.
 
         Group sizes are ``round(share * n)`` with the remainder given to the largest share
-        (deterministic, so ``rng`` is needed only when ``shuffle`` is true).
+        (deterministic, so ``rng`` is needed only when ``shuffle`` is true).  Without
+        ``shuffle`` the profile is a budget histogram (n up to ``N_MAX``; its per-user arrays
+        list the groups in increasing eps); with it, per-user arrays in a random order (n up
+        to ``N_MAX_ARRAYS``).
 
         >>> p = BudgetProfile.mixture(n=10, groups=[(0.3, 0.5), (0.7, 2.0)])
         >>> int((p.eps == 0.5).sum()), int((p.eps == 2.0).sum())
@@ -720,76 +971,82 @@ class BudgetProfile:
                 f"(sum {float(shares.sum())!r})"
             )
         sizes = _group_sizes(shares, n)
+        label = "mix(" + ",".join(f"{g[0]:g}:{g[1]:g}" for g in norm) + ")"
+        if not shuffle:  # a budget histogram: nothing per user (n up to N_MAX)
+            return cls.from_histogram([g[1] for g in norm], sizes, [g[2] for g in norm],
+                                      label=label)
+        n = _check_n_drawn(n)
         eps = np.concatenate([np.full(s, g[1]) for s, g in zip(sizes, norm, strict=True)])
         delta = np.concatenate([np.full(s, g[2]) for s, g in zip(sizes, norm, strict=True)])
         if shuffle:
             perm = rng.permutation(eps.size)  # type: ignore[union-attr]
             eps, delta = eps[perm], delta[perm]
-        label = "mix(" + ",".join(f"{g[0]:g}:{g[1]:g}" for g in norm) + ")"
         return cls(eps=eps, delta=delta, label=label)
 
-    # ------------------------------------------------------------------ views
-    @property
-    def n(self) -> int:
-        """Number of users n."""
-        return int(self.eps.size)
-
-    @property
-    def is_identical(self) -> bool:
-        """True when every user has the same (eps_i, delta_i)."""
-        return bool(np.all(self.eps == self.eps[0]) and np.all(self.delta == self.delta[0]))
-
-    @property
-    def is_pure(self) -> bool:
-        """True when every delta_i is 0 (pure LDP)."""
-        return bool(np.all(self.delta == 0.0))
-
-    @property
-    def eps_max(self) -> float:
-        return float(self.eps.max())
-
-    @property
-    def delta_max(self) -> float:
-        return float(self.delta.max())
+    def _same_kind(self, eps: NDArray[np.float64], delta: NDArray[np.float64],
+                   counts: NDArray[np.int64] | None = None) -> BudgetProfile:
+        return BudgetProfile(eps=eps, delta=delta, counts=counts, label=self.label)
 
     def without(self, index: int) -> BudgetProfile:
-        """The profile with user ``index`` removed (needs n >= 3)."""
+        """The profile with user ``index`` removed (needs n >= 3); a histogram profile
+        counts users in tier order and stays a histogram."""
         i = check_int(index, "index")
         if not -self.n <= i < self.n:
             raise ValueError(f"index must be in [-{self.n}, {self.n}), got {short_repr(i)}")
         if self.n < 3:
             raise ValueError(f"without needs n >= 3 users (2 must remain), got n = {self.n}")
+        if self.is_histogram:
+            t = self.tiers
+            tier = int(np.searchsorted(np.cumsum(t.counts), i % self.n, side="right"))
+            counts = t.counts.copy()
+            counts[tier] -= 1
+            return self._same_kind(t.eps, t.delta, counts)
         keep = np.ones(self.n, dtype=bool)
         keep[i] = False
-        return BudgetProfile(eps=self.eps[keep], delta=self.delta[keep], label=self.label)
+        return self._same_kind(self.eps[keep], self.delta[keep])
 
     def scaled(self, factor: float) -> BudgetProfile:
         """Every eps_i multiplied by ``factor`` >= 0 (the deltas unchanged); the result must
-        stay within the accepted local budgets (max eps_i <= EPS_LOCAL_MAX)."""
+        stay within the accepted local budgets (max eps_i <= EPS_LOCAL_MAX).  A histogram
+        stays a histogram."""
         f = check_real(factor, "factor", low=0.0)
         if f * self.eps_max > EPS_LOCAL_MAX:
             raise ValueError(
                 f"factor must keep every eps_i <= {EPS_LOCAL_MAX:g} (the accepted local "
                 f"budgets), got {_shown(factor)} (max eps_i would be {f * self.eps_max:.6g})"
             )
-        return BudgetProfile(eps=self.eps * f, delta=self.delta, label=self.label)
+        if self.is_histogram:
+            t = self.tiers
+            return self._same_kind(t.eps * f, t.delta, t.counts)
+        return self._same_kind(self.eps * f, self.delta)
 
     def with_n(self, n: int, rng: np.random.Generator | None = None) -> BudgetProfile:
-        """Resample (identical: replicate) the profile to ``n`` users."""
+        """Resample (identical: replicate) the profile to ``n`` users.
+
+        Identical budgets give a one-tier histogram.  Otherwise each new user draws a budget
+        from the profile's users uniformly at random from ``rng``: per-user arrays by drawing
+        indices (up to ``N_MAX_ARRAYS`` users), a histogram profile (or ``n`` above
+        ``N_MAX_ARRAYS``) by one multinomial draw of the tier counts (the same law).
+        """
         n = _check_n(n)
         if rng is not None:
             check_rng(rng)
-        if self.is_identical:
-            return BudgetProfile(
-                eps=np.full(n, self.eps[0]), delta=np.full(n, self.delta[0]), label=self.label
-            )
+        t = self.tiers if self.is_histogram or self.is_identical else None
+        if t is not None and t.eps.size == 1:
+            return self._same_kind(t.eps, t.delta, np.array([n], dtype=np.int64))
         check_rng(rng, when="to resample a non-identical profile")
+        if self.is_histogram or n > N_MAX_ARRAYS:
+            t = self.tiers
+            share = t.counts / float(self.n)
+            counts = rng.multinomial(n, share / share.sum())  # type: ignore[union-attr]
+            return self._same_kind(t.eps, t.delta, counts.astype(np.int64))
         idx = rng.integers(0, self.n, size=n)  # type: ignore[union-attr]
-        return BudgetProfile(eps=self.eps[idx], delta=self.delta[idx], label=self.label)
+        return self._same_kind(self.eps[idx], self.delta[idx])
 
     def __repr__(self) -> str:
+        kind = f", {self.tiers.eps.size} tiers" if self.is_histogram else ""
         return (
-            f"BudgetProfile(n={self.n}, eps in [{self.eps.min():g}, {self.eps_max:g}], "
+            f"BudgetProfile(n={self.n}{kind}, eps in [{self.eps_min:g}, {self.eps_max:g}], "
             f"delta_max={self.delta_max:g}, label={short_repr(self.label)})"
         )
 

@@ -168,9 +168,12 @@ def binom_sf(k, n, p) -> NDArray[np.float64]:
 
 # --------------------------------------------------------------------------- grouping
 def group_probabilities(
-    probs: ArrayLike, *, rel_step: float = 1e-3, max_exact_groups: int = 256
+    probs: ArrayLike, *, rel_step: float = 1e-3, max_exact_groups: int = 256,
+    counts: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Distinct values and multiplicities of ``probs``, rounded down onto a geometric grid.
+    ``counts``: ``probs[i]`` stands for ``counts[i]`` Bernoullis (a budget histogram; the
+    result is the one of the expanded list).
 
     When ``probs`` has at most ``max_exact_groups`` distinct values, or ``rel_step == 0``,
     the values are kept exactly.  Otherwise each ``p > 0`` is replaced by the largest grid
@@ -190,10 +193,16 @@ def group_probabilities(
         raise ValueError(f"rel_step must be finite and >= 0, got {rel_step!r}")
     if max_exact_groups < 1:
         raise ValueError(f"max_exact_groups must be >= 1, got {max_exact_groups!r}")
-    p = p[p > 0]
-    values, counts = np.unique(p, return_counts=True)
+    if counts is None:
+        p = p[p > 0]
+        values, counts = np.unique(p, return_counts=True)
+    else:
+        w = _check_counts(counts, p.size)
+        keep = (p > 0) & (w > 0)
+        values, inverse = np.unique(p[keep], return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=w[keep], minlength=values.size)
     if rel_step == 0 or values.size <= max_exact_groups:
-        return values, counts.astype(np.int64)
+        return values, np.asarray(counts).astype(np.int64)
     h = math.log1p(rel_step)
     k = np.floor(np.log(values) / h)
     g = np.exp(k * h)
@@ -207,9 +216,17 @@ def group_probabilities(
     return np.exp(ks * h), grouped_counts
 
 
+def _check_counts(counts: ArrayLike, size: int) -> NDArray[np.int64]:
+    w = np.asarray(counts)
+    if w.shape != (size,) or not np.issubdtype(w.dtype, np.integer) or (w < 0).any():
+        raise ValueError(f"counts must be non-negative integers, one per probability ({size}), "
+                         f"got {short_counts(w)}")
+    return w.astype(np.int64)
+
+
 def group_with_complements(
     probs: ArrayLike, complements: ArrayLike, *, rel_step: float = 1e-3,
-    max_exact_groups: int = 256,
+    max_exact_groups: int = 256, counts: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """:func:`group_probabilities` that also carries each group's 1 - value accurately:
     ``(values, complements, counts)``.  Exact groups keep the caller's complement (of the
@@ -225,15 +242,16 @@ def group_with_complements(
     if comp.shape != p.shape:
         raise ValueError(f"complements must have one entry per probability ({p.size}), got "
                          f"shape {comp.shape}")
-    values, counts = group_probabilities(p, rel_step=rel_step, max_exact_groups=max_exact_groups)
-    keep = p > 0
+    values, grouped = group_probabilities(p, rel_step=rel_step, max_exact_groups=max_exact_groups,
+                                          counts=counts)
+    keep = p > 0 if counts is None else (p > 0) & (_check_counts(counts, p.size) > 0)
     pk, ck = p[keep], comp[keep]
     uniq, first = np.unique(pk, return_index=True)
     if uniq.size == values.size and np.array_equal(uniq, values):  # kept exactly
-        return values, ck[first], counts
+        return values, ck[first], grouped
     h = math.log1p(rel_step)
     ks = np.round(np.log(values) / h)
-    return values, -np.expm1(ks * h), counts
+    return values, -np.expm1(ks * h), grouped
 
 
 # --------------------------------------------------------------------------- pieces
@@ -606,7 +624,7 @@ def poisson_binomial_pmf(
 
 def poisson_binomial_pmf_grouped(
     values: ArrayLike, counts: ArrayLike, *, tol: float = 1e-15, direct: bool = False,
-    complements: ArrayLike | None = None,
+    complements: ArrayLike | None = None, expand: bool = True,
 ) -> TruncatedPMF:
     """Pmf of ``sum_g Bin(counts[g], values[g])`` (already grouped probabilities).
 
@@ -618,7 +636,9 @@ def poisson_binomial_pmf_grouped(
     group (``values=[p], counts=[n]``), so 10^8 of them cost one binomial window.
     ``direct=True`` convolves every pair directly (no FFT, so ``error_l1 = 0`` and every entry
     is accurate to a small relative error; cost quadratic in the pmf length).  ``complements``
-    are the accurate 1 - values (see :func:`binomial_windows`).
+    are the accurate 1 - values (see :func:`binomial_windows`).  ``expand=False`` keeps the
+    pairwise tree of binomial windows at any number of groups (a histogram of 10^9 users
+    cannot be listed user by user).
 
     >>> r = poisson_binomial_pmf_grouped([0.5], [2], tol=0.0)
     >>> np.round(r.pmf, 12).tolist()
@@ -638,7 +658,7 @@ def poisson_binomial_pmf_grouped(
     groups = values.size
     if groups == 0:
         return TruncatedPMF(0, np.ones(1), 0.0, 0.0)
-    if groups > _MAX_PAIRWISE_GROUPS and not direct:
+    if groups > _MAX_PAIRWISE_GROUPS and not direct and expand:
         return poisson_binomial_pmf_tree(np.repeat(values, counts), tol=tol,
                                          complements=np.repeat(comps, counts))
     budget = tol / (2.0 * groups)

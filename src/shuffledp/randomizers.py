@@ -571,14 +571,13 @@ def budget_tiers(profile: Any) -> tuple[NDArray[np.float64], NDArray[np.int64],
     smallest delta_i among the users of each value; cached per profile object."""
     hit = _TIERS.get(profile)
     if hit is None:
-        if profile.is_identical:
-            hit = (profile.eps[:1].copy(), np.array([profile.n], dtype=np.int64),
-                   profile.delta[:1].copy())
+        t = profile.tiers  # sorted by eps then delta: the first of each eps has the min delta
+        if t.eps.size == 1:
+            hit = (t.eps.copy(), t.counts.copy(), t.delta.copy())
         else:
-            order = np.lexsort((profile.delta, profile.eps))
-            e, d = profile.eps[order], profile.delta[order]
-            values, first, counts = np.unique(e, return_index=True, return_counts=True)
-            hit = (values, counts.astype(np.int64), d[first])
+            values, first = np.unique(t.eps, return_index=True)
+            counts = np.add.reduceat(t.counts, first).astype(np.int64)
+            hit = (values, counts, t.delta[first])
         _TIERS[profile] = hit
     return hit
 

@@ -308,7 +308,7 @@ class Bound:
                 # Raising every budget to the maximum is valid for an upper bound only.
                 raise ParameterRegimeError(
                     f"{self.name} is a lower bound for identical budgets only; the profile "
-                    f"has eps_i in [{profile.eps.min():g}, {profile.eps_max:g}]"
+                    f"has eps_i in [{profile.eps_min:g}, {profile.eps_max:g}]"
                 )
             profile = BudgetProfile.identical(
                 n=profile.n, eps0=profile.eps_max, delta0=profile.delta_max, label=profile.label

@@ -57,11 +57,16 @@ __all__ = ["clone_probability", "paper_mu", "expected_clones", "clt_threshold", 
 _MASS = {"paper": 1.0, "doubled": 2.0}
 
 
-def clone_probability(profile: BudgetProfile) -> np.ndarray:
-    """p_i = (1 - delta_i) / (1 + e^{eps_i}), computed as (1 - delta_i) * expit(-eps_i)."""
+def _p(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
     from scipy.special import expit
 
-    return (1.0 - profile.delta) * expit(-profile.eps)
+    return (1.0 - delta) * expit(-eps)
+
+
+def clone_probability(profile: BudgetProfile) -> np.ndarray:
+    """Per-user p_i = (1 - delta_i) / (1 + e^{eps_i}), computed as (1 - delta_i) *
+    expit(-eps_i) (the per-user arrays: up to N_MAX_ARRAYS users)."""
+    return _p(profile.eps, profile.delta)
 
 
 def _check_mass(clone_mass: str) -> float:
@@ -72,9 +77,13 @@ def _check_mass(clone_mass: str) -> float:
 
 
 def _pool_sum(profile: BudgetProfile, clone_mass: str) -> float:
-    p = clone_probability(profile) * _check_mass(clone_mass)
-    # sum - max, summed without the largest term (no cancellation).
-    return float(np.sum(np.sort(p)[:-1]))
+    """sum_i p_i - max_i p_i over the budget tiers: one user of the largest p_i is left out
+    of the sum (no cancellation), the terms count_t p_t added smallest first."""
+    t = profile.tiers
+    p = _p(t.eps, t.delta) * _check_mass(clone_mass)
+    counts = t.counts.astype(np.float64)
+    counts[int(np.argmax(p))] -= 1.0
+    return float(np.sum(np.sort(counts * p)))
 
 
 def paper_mu(profile: BudgetProfile, *, clone_mass: str = "paper") -> float:

@@ -175,12 +175,12 @@ register_mapping("krr_exact.laws", _CACHE)
 
 
 def _laws(profile: BudgetProfile, k: int, exhaustive_n: int):
-    key = (profile.n, float(profile.eps[0]), k, exhaustive_n)
+    key = (profile.n, float(profile.tiers.eps[0]), k, exhaustive_n)
     if key not in _CACHE:
         if len(_CACHE) > 16:
             _CACHE.clear()
         _CACHE[key] = [
-            krr_histogram_pair(c, eps0=float(profile.eps[0]), k=k)
+            krr_histogram_pair(c, eps0=float(profile.tiers.eps[0]), k=k)
             for c in _pairs(profile.n, k, exhaustive_n)
         ]
     return _CACHE[key]
@@ -196,10 +196,10 @@ def krr_exact_delta(
     if not profile.is_identical:
         raise ParameterRegimeError("krr_exact is implemented for identical budgets only")
     _check(profile=profile, k=k, exhaustive_n=exhaustive_n, max_cells=max_cells)
-    if eps >= float(profile.eps[0]):  # pure eps0-LDP already: the true delta is 0
+    if eps >= float(profile.tiers.eps[0]):  # pure eps0-LDP already: the true delta is 0
         return 0.0
     e = math.exp(eps)  # eps < eps0 <= 50
-    rtol = _law_rtol(profile.n, float(profile.eps[0]), k)
+    rtol = _law_rtol(profile.n, float(profile.tiers.eps[0]), k)
     best = 0.0
     for P, Q in _laws(profile, k, exhaustive_n):
         for a, b in ((P, Q), (Q, P)):

@@ -67,37 +67,44 @@ def _g(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(x == 0.0, 1.0, out)
 
 
-def echo_probabilities(profile: BudgetProfile) -> NDArray[np.float64]:
-    """p_i = (1/n) sum_j (g(eps_j) / g(eps_i)) e^{-max(eps_i, eps_j)}, g(x) = (1-e^{-x})/x.
+def _echo_tiers(e: NDArray[np.float64], c: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """p of each distinct budget ``e`` (increasing) held by ``c`` users: with the budgets
+    sorted, the sum over j splits into the users with eps_j <= eps_i (factor e^{-eps_i}) and
+    those with eps_j > eps_i (factor e^{-eps_j})."""
+    g = _g(e)
+    cum_g, cum_ge = np.cumsum(c * g), np.cumsum(c * g * np.exp(-e))
+    above = cum_ge[-1] - cum_ge
+    return (np.exp(-e) * cum_g + above) / (g * n)
 
-    Computed in O(n log n): with the budgets sorted, the sum over j splits into the users with
-    eps_j <= eps_i (factor e^{-eps_i}) and those with eps_j > eps_i (factor e^{-eps_j}).
+
+def _eps_tiers(profile: BudgetProfile) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The distinct eps_i (increasing) and how many users hold each (as floats)."""
+    t = profile.tiers
+    values, first = np.unique(t.eps, return_index=True)
+    return values, np.add.reduceat(t.counts, first).astype(np.float64)
+
+
+def echo_probabilities(profile: BudgetProfile) -> NDArray[np.float64]:
+    """p_i = (1/n) sum_j (g(eps_j) / g(eps_i)) e^{-max(eps_i, eps_j)}, g(x) = (1-e^{-x})/x,
+    per user (the per-user arrays: up to N_MAX_ARRAYS users).  O(n log n) (see
+    :func:`_echo_tiers`).
 
     >>> from shuffledp import BudgetProfile
     >>> echo_probabilities(BudgetProfile.identical(n=3, eps0=0.0)).tolist()
     [1.0, 1.0, 1.0]
     """
-    eps = profile.eps
-    n = eps.size
-    order = np.argsort(eps, kind="stable")
-    e = eps[order]
-    g = _g(e)
-    ge = g * np.exp(-e)
-    cum_g, cum_ge = np.cumsum(g), np.cumsum(ge)
-    count_le = np.searchsorted(e, e, side="right")  # users j with eps_j <= eps_i
-    below = cum_g[count_le - 1]
-    above = cum_ge[-1] - cum_ge[count_le - 1]
-    p_sorted = (np.exp(-e) * below + above) / (g * n)
-    out = np.empty(n)
-    out[order] = p_sorted
-    return out
+    values, counts = _eps_tiers(profile)
+    p = _echo_tiers(values, counts, profile.n)
+    return p[np.searchsorted(values, profile.eps)]
 
 
 def echo_sum(profile: BudgetProfile) -> float:
-    """S = sum of p_i over every user except the victim (the user with the largest eps_i)."""
-    p = echo_probabilities(profile)
-    victim = int(np.argmax(profile.eps))
-    return float(p.sum() - p[victim])
+    """S = sum of p_i over every user except the victim (a user with the largest eps_i),
+    computed on the budget tiers."""
+    values, counts = _eps_tiers(profile)
+    p = _echo_tiers(values, counts, profile.n)
+    counts[-1] -= 1.0
+    return float(np.dot(counts, p))
 
 
 def _formula(eps_v: float, s: float, delta: float) -> float:

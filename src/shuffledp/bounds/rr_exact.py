@@ -31,9 +31,13 @@ Search over pairs (the bound is the maximum over the family):
   median user (every user when n <= 32); the others all 0 except a set F set to 1, F = the j
   largest-eps or the j smallest-eps among a candidate set U (the victims and the
   ``max_flips + 1`` users with the largest and with the smallest eps), j = 0..|U| - 1.  The
-  pmf T of everyone outside U is computed once (exact recursion for up to 2000 users, else the
-  batched FFT tree of :func:`shuffledp.poisson_binomial.poisson_binomial_pmf_tree` with
-  probabilities kept exactly); each pair convolves T with the exact pmf of U minus v.
+  pmf T of everyone outside U is computed once on the budget tiers (exact recursion for up to
+  2000 users; with more than 4096 distinct budgets the batched FFT tree of
+  :func:`shuffledp.poisson_binomial.poisson_binomial_pmf_tree` over the users; otherwise one
+  binomial window per distinct budget, combined pairwise, so 10^9 users in a few tiers cost a
+  few windows), probabilities kept exactly; each pair convolves T with the exact pmf of U
+  minus v.  Users are positions in the order of decreasing eps, so a histogram and its
+  expansion give the same pairs.
 
 Keeping a lower bound under truncation and round-off.  The computed ``s`` differs from the
 true pmf by the truncated mass ``dropped`` (>= 0 entrywise) and the round-off ``error_l1``
@@ -79,6 +83,7 @@ from shuffledp.poisson_binomial import (
     binomial_windows,
     convolve_pmfs,
     poisson_binomial_pmf_exact,
+    poisson_binomial_pmf_grouped,
     poisson_binomial_pmf_tree,
 )
 
@@ -91,11 +96,11 @@ _U = float(np.finfo(float).eps) / 2.0
 #: truncated mass (it may sit inside the summed window after a convolution), so it is kept far
 #: below the smallest accepted target delta even at e^eps = e^50: 5e21 * 1e-60 < 1e-38.
 TOL = 1e-60
-#: Relative error allowed for pmf entries from scipy's binomial pmf (and their direct
-#: convolutions), subtracted from every hockey-stick sum (measured: at most about 1.2e-11 for
-#: n up to 10^8, tests/test_clones.py); entries of the exact recursion use
+#: Relative error allowed for pmf entries from scipy's binomial pmf (Boost's; and their direct
+#: convolutions), subtracted from every hockey-stick sum (measured: at most about 5e-11 for
+#: n up to 10^9, tests/test_accepted_range.py); entries of the exact recursion use
 #: :func:`_recursion_rtol`.
-_PMF_RTOL = 1e-10
+_PMF_RTOL = 1e-9
 #: Identical budgets up to this n use the exact recursion for every pair (tiny relative error).
 _EXACT_IDENTICAL_N = 64
 
@@ -108,6 +113,10 @@ EXHAUSTIVE_N = 10
 MAX_FLIPS = 16
 _ALL_K_N = 2001
 _EXACT_T_N = 2000
+#: Outside U, more than 4096 distinct budgets are summed user by user (the batched tree) up to
+#: this many users; beyond it (a large histogram) by one binomial window per budget.
+_MAX_PAIRWISE_GROUPS = 4096
+_MAX_TREE_USERS = 10**8
 
 
 @dataclass(frozen=True)
@@ -200,46 +209,68 @@ def _exhaustive_pairs(eps: NDArray[np.float64]) -> list[RRPair]:
     return pairs
 
 
-def _family_pairs(eps: NDArray[np.float64], max_flips: int, tol: float) -> list[RRPair]:
-    n = eps.size
-    q_all = special.expit(eps)
-    q1_all = special.expit(-eps)
-    order = np.argsort(-eps, kind="stable")  # largest eps first
+def _rest_pmf(q1: NDArray[np.float64], q: NDArray[np.float64], counts: NDArray[np.int64],
+              tol: float) -> tuple[TruncatedPMF, float]:
+    """Pmf of sum_t Bin(counts[t], q1[t]) (everyone outside U reports 1 with probability
+    1 - q_j) and the relative error of its entries beyond ``error_l1``: the exact recursion up
+    to ``_EXACT_T_N`` users, the batched tree over the users while they are few enough to
+    list, else one binomial window per tier combined pairwise (scipy's pmf: ``_PMF_RTOL``)."""
+    m = int(counts.sum())
+    if m <= _EXACT_T_N:
+        pmf = poisson_binomial_pmf_exact(np.repeat(q1, counts), np.repeat(q, counts))
+        return TruncatedPMF(0, pmf, 0.0, 0.0), _recursion_rtol(m)
+    if q1.size > _MAX_PAIRWISE_GROUPS and m <= _MAX_TREE_USERS:
+        t = poisson_binomial_pmf_tree(np.repeat(q1, counts), tol=tol,
+                                      complements=np.repeat(q, counts))
+        return t, _recursion_rtol(m)
+    t = poisson_binomial_pmf_grouped(q1, counts, tol=tol, complements=q, expand=False)
+    return t, _PMF_RTOL
+
+
+def _family_pairs(values: NDArray[np.float64], counts: NDArray[np.int64], max_flips: int,
+                  tol: float) -> list[RRPair]:
+    """The personalized family (module docstring) on the budget tiers: ``values`` the
+    distinct eps (decreasing), ``counts`` their users.  A user is a position in the order of
+    decreasing eps; position ``i`` belongs to tier ``searchsorted(cumsum(counts), i)``."""
+    n = int(counts.sum())
+    ends = np.cumsum(counts)
+    q_t = special.expit(values)
+    q1_t = special.expit(-values)  # 1 - q, accurately (q rounds to 1 from eps ~ 37)
+
+    def tier(pos: int) -> int:
+        return int(np.searchsorted(ends, pos, side="right"))
+
     if n <= 32:
         victims = list(range(n))
     else:
-        victims = [int(i) for i in order[:3]] + [int(order[-1]), int(order[n // 2])]
+        victims = [0, 1, 2, n - 1, n // 2]
     victims = list(dict.fromkeys(victims))
     cand = set(victims)
-    cand.update(int(i) for i in order[: max_flips + 1])
-    cand.update(int(i) for i in order[n - max_flips - 1 :])
-    in_u = np.zeros(n, dtype=bool)
-    in_u[list(cand)] = True
-    rest_p = q1_all[~in_u]  # outside U every bit is 0
-    rest_c = q_all[~in_u]
-    if rest_p.size <= _EXACT_T_N:
-        t = TruncatedPMF(0, poisson_binomial_pmf_exact(rest_p, rest_c), 0.0, 0.0)
-    else:
-        t = poisson_binomial_pmf_tree(rest_p, tol=tol, complements=rest_c)
-    t_rtol = _recursion_rtol(n)  # exact recursion (and direct kernel); FFT error is error_l1
-    u_sorted = [int(i) for i in order if in_u[i]]  # U by decreasing eps
+    cand.update(range(min(max_flips + 1, n)))
+    cand.update(range(max(n - max_flips - 1, 0), n))
+    u_sorted = sorted(cand)  # U by decreasing eps
+    u_tier = np.array([tier(i) for i in u_sorted], dtype=np.int64)
+    rest = counts - np.bincount(u_tier, minlength=counts.size)
+    t, t_rtol = _rest_pmf(q1_t, q_t, rest, tol)
     seen_victim_eps: set[float] = set()
     pairs = []
     for v in victims:
-        if float(eps[v]) in seen_victim_eps:
+        tv = tier(v)
+        if float(values[tv]) in seen_victim_eps:
             continue
-        seen_victim_eps.add(float(eps[v]))
-        o = np.array([i for i in u_sorted if i != v], dtype=np.int64)
+        seen_victim_eps.add(float(values[tv]))
+        o = np.array([u_tier[j] for j, i in enumerate(u_sorted) if i != v], dtype=np.int64)
         m = o.size
         configs = [(np.arange(m) < j, f"top{j}") for j in range(m + 1)]
         configs += [(np.arange(m) >= m - j, f"bottom{j}") for j in range(1, m)]
         for bits, name in configs:
-            one = np.where(bits, q_all[o], q1_all[o])
-            kernel = poisson_binomial_pmf_exact(one, np.where(bits, q1_all[o], q_all[o]))
-            s = np.convolve(t.pmf, kernel)  # kernel <= 2 max_flips + 5 entries: direct, exact
+            one = np.where(bits, q_t[o], q1_t[o])
+            kernel = poisson_binomial_pmf_exact(one, np.where(bits, q1_t[o], q_t[o]))
+            s_ = np.convolve(t.pmf, kernel)  # kernel <= 2 max_flips + 5 entries: direct, exact
             pairs.append(
-                RRPair(TruncatedPMF(t.offset, s, t.dropped_mass, t.error_l1), float(q_all[v]),
-                       f"v={v} {name}", n - 1, float(q1_all[v]), t_rtol)
+                RRPair(TruncatedPMF(t.offset, s_, t.dropped_mass, t.error_l1), float(q_t[tv]),
+                       f"v={v} eps_v={values[tv]:g} {name}", n - 1, float(q1_t[tv]),
+                       t_rtol)
             )
     return pairs
 
@@ -254,11 +285,14 @@ def rr_pairs(
     >>> len(rr_pairs(BudgetProfile.identical(n=5, eps0=1.0)))  # k = 0, 1, 2
     3
     """
-    if profile.is_identical:
-        return _identical_pairs(profile.n, float(profile.eps[0]), tol)
+    t = profile.tiers  # binary RR ignores delta_i: the users of each distinct eps_i
+    values, first = np.unique(t.eps, return_index=True)
+    counts = np.add.reduceat(t.counts, first).astype(np.int64)
+    if values.size == 1:
+        return _identical_pairs(profile.n, float(values[0]), tol)
     if profile.n <= exhaustive_n:
-        return _exhaustive_pairs(np.asarray(profile.eps))
-    return _family_pairs(np.asarray(profile.eps), max_flips, tol)
+        return _exhaustive_pairs(np.repeat(values, counts))
+    return _family_pairs(values[::-1].copy(), counts[::-1].copy(), max_flips, tol)
 
 
 # --------------------------------------------------------------------------- divergence
@@ -273,9 +307,11 @@ def _prepare(pair: RRPair) -> PreparedPair:
     q1 = pair.q1_v
     p_k = q * f[1:] + q1 * f[:-1]
     q_k = q1 * f[1:] + q * f[:-1]
+    # S is a Poisson binomial, log-concave, so P(k)/Q(k) decreases in k (q_v >= 1/2): the
+    # outcomes are already in likelihood-ratio order (presorted; any order stays a lower bound)
     return prepare_pair(p_k, q_k, slack=float(s.dropped_mass + s.error_l1),
                         rtol=float(pair.pmf_rtol), label=pair.label,
-                        ops=4 * (pair.n_others + 2))
+                        ops=4 * (pair.n_others + 2), presorted=True)
 
 
 _prepared_delta = prepared_delta
@@ -285,7 +321,7 @@ def pair_delta(pair: RRPair, eps: float) -> float:
     """Lower bound on (exact value of, when untruncated) the pair's delta(eps).
 
     >>> pr = RRPair(TruncatedPMF(0, np.array([1.0]), 0.0), 0.75, "n=1", 0)
-    >>> round(pair_delta(pr, 0.0), 9)  # P = (3/4, 1/4), Q = (1/4, 3/4); minus 1e-12 slack
+    >>> round(pair_delta(pr, 0.0), 8)  # P = (3/4, 1/4), Q = (1/4, 3/4); minus 1e-9 rtol
     0.5
     """
     if not math.isfinite(eps) or eps < 0:

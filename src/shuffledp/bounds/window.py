@@ -366,33 +366,30 @@ def _kernel(a: NDArray, o: NDArray, b: NDArray, lam: tuple[int, int]) -> NDArray
     return k
 
 
-def _groups(eps: NDArray, delta: NDArray) -> tuple[NDArray, NDArray, NDArray]:
-    """``(pairs, first, counts)``: the distinct (eps, delta) rows in lexicographic order, the
-    index of the first user holding each, and their multiplicities.  O(n) when every user has
-    the same budget; one stable sort otherwise (``np.unique(axis=0)`` sorts 10^8 rows in
-    minutes)."""
-    if eps.size and (eps == eps[0]).all() and (delta == delta[0]).all():
-        return (np.array([[eps[0], delta[0]]]), np.zeros(1, dtype=np.int64),
-                np.array([eps.size], dtype=np.int64))
-    order = np.lexsort((delta, eps))
-    e, d = eps[order], delta[order]
-    new = np.ones(e.size, dtype=bool)
-    new[1:] = (e[1:] != e[:-1]) | (d[1:] != d[:-1])
-    starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, e.size)).astype(np.int64)
-    return np.stack([e[starts], d[starts]], axis=1), order[starts].astype(np.int64), counts
+def _sum_rtol(counts: NDArray[np.int64], n: int, n_victims: int) -> float:
+    """Relative error of the sums of non-negative terms behind the law of the score sum
+    (docs/theory.md 13.3).  Up to 64 tiers (:func:`lattice_sum_pmf`'s convolution powers): at
+    most ``2 bitlen(m) + 2`` combinations per tier of m users plus one per tier, each a direct
+    convolution whose output entries sum at most ``isqrt(DIRECT_WORK)`` non-negative products
+    (relative error gamma_m = m u / (1 - m u)) or an FFT (absolute error, charged apart), plus
+    the victims' short convolutions; the errors compound to expm1 of their sum.  More tiers
+    (users summed one by one): the generous ``20 n (log2(n + 1) + 66) u``."""
+    if counts.size > 64:
+        return 4.0 * 5.0 * n * (math.log2(n + 1) + 66.0) * _U
+    combos = sum(2 * int(m).bit_length() + 2 for m in counts) + int(counts.size)
+    m = math.isqrt(DIRECT_WORK)
+    gamma = m * _U / (1.0 - m * _U)
+    return math.expm1(1.01 * (combos * gamma + 2 * (n_victims + 2) * 3 * _U))
 
 
-def _victims(eps: NDArray, delta: NDArray) -> list[int]:
-    """Indices of the candidate victims: every distinct (eps, delta) when at most three, else
-    the largest, the smallest and a median budget."""
-    pairs, first, counts = _groups(eps, delta)
-    if first.size <= 3:
-        return sorted(int(i) for i in first)
-    # groups are sorted by eps (then delta): smallest, largest and the one holding the median
-    # user, each represented by its first user
-    median = int(np.searchsorted(np.cumsum(counts), (eps.size + 1) // 2))
-    return sorted({int(first[0]), int(first[-1]), int(first[median])})
+def _victim_tiers(counts: NDArray[np.int64], n: int) -> list[int]:
+    """Tiers (indices into the profile's sorted budget tiers) of the candidate victims: every
+    distinct (eps, delta) when at most three, else the smallest, the largest and the one
+    holding the median user."""
+    if counts.size <= 3:
+        return list(range(counts.size))
+    median = int(np.searchsorted(np.cumsum(counts), (n + 1) // 2))
+    return sorted({0, counts.size - 1, median})
 
 
 def _check_family(mechanism: Any) -> Randomizer:
@@ -412,28 +409,33 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
                  tol: float = TOL) -> list[PreparedPair]:
     """Every prepared pair of the grid (module docstring) for ``profile``."""
     fam = _check_family(mechanism)
-    eps = np.asarray(profile.eps, dtype=np.float64)
-    delta = np.asarray(profile.delta, dtype=np.float64) * np.ones_like(eps)
-    if fam.family == "gaussian" and not (delta > 0).all():
+    t = profile.tiers  # every user is read through the budget tiers (a histogram is not expanded)
+    if fam.family == "gaussian" and not profile.delta_min > 0:
         raise ParameterRegimeError("the Gaussian randomizer needs delta_i > 0 for every user "
                                    f"(its sigma_i is calibrated to (eps_i, delta_i)); got "
-                                   f"min delta_i = {float(delta.min()):g}")
-    n = eps.size
-    victims = _victims(eps, delta)
-    rest = np.ones(n, dtype=bool)
-    rest[victims] = False
-    tiers, _, counts = _groups(eps[rest], delta[rest])
+                                   f"min delta_i = {profile.delta_min:g}")
+    n = profile.n
+    vt = _victim_tiers(t.counts, n)
+    # the candidate victims as users 0..len(vt)-1 with these budgets; everyone else in tiers
+    eps, delta = t.eps[vt].copy(), t.delta[vt].copy()
+    victims = list(range(len(vt)))
+    rest_counts = t.counts.copy()
+    rest_counts[vt] -= 1
+    keep = rest_counts > 0
+    tiers = np.stack([t.eps[keep], t.delta[keep]], axis=1)
+    counts = rest_counts[keep].astype(np.int64)
+    n_rest = int(counts.sum())
     if fam.family != "gaussian":  # delta does not change a pure mechanism's masses
         tiers_e, inverse = np.unique(tiers[:, 0], return_inverse=True)
         counts = np.bincount(inverse, weights=counts).astype(np.int64)
         tiers = np.stack([tiers_e, np.zeros_like(tiers_e)], axis=1)
-    if tiers.shape[0] > 64 and int(rest.sum()) > MAX_USERS:
+    if tiers.shape[0] > 64 and n_rest > MAX_USERS:
         raise ParameterRegimeError(
             f"window_lower sums distinct budgets user by user: at most {MAX_USERS} users with "
             f"more than 64 distinct budgets, got n = {n} with {tiers.shape[0]}"
         )
     # relative error of the direct recursions / convolutions (non-negative terms)
-    rtol_sum = 4.0 * 5.0 * n * (math.log2(n + 1) + 66.0) * _U
+    rtol_sum = _sum_rtol(counts, n, len(victims))
     configs: dict[tuple[float, float], list[WindowConfig]] = {}
     for v in victims:
         key = (float(eps[v]), float(delta[v]))
@@ -447,7 +449,7 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
             memo[(x, window)] = cell_masses(fam, x, tiers[:, 0], tiers[:, 1], window)
         return memo[(x, window)]
 
-    if int(rest.sum()) > PROXY_N:
+    if n_rest > PROXY_N:
         configs = _select(fam, configs, tier_masses, counts, eps, delta, victims)
     out: list[PreparedPair] = []
     for cfg in dict.fromkeys(c for cs in configs.values() for c in cs):
@@ -561,11 +563,11 @@ def _prepared(profile: BudgetProfile, mechanism: Any, tol: float) -> list[Prepar
 
 def _check(*, profile: BudgetProfile, mechanism: Any = "binary_rr", tol: float = TOL) -> None:
     fam = _check_family(mechanism)
-    if fam.family == "gaussian" and not float(np.min(profile.delta)) > 0.0:
+    if fam.family == "gaussian" and not profile.delta_min > 0.0:
         raise ParameterRegimeError(
             "window_lower with the Gaussian mechanism needs delta_i > 0 for every user (its "
             f"sigma_i is calibrated to (eps_i, delta_i)); got min delta_i = "
-            f"{float(np.min(profile.delta)):g}")
+            f"{profile.delta_min:g}")
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0.0 <= tol < 1e-20):
         raise ValueError(f"tol must be in [0, 1e-20), got {short_repr(tol)}")
 

@@ -159,7 +159,7 @@ def check_applicable(
             f"randomizer {randomizer!r} is pure LDP: every delta_i must be 0, got max "
             f"{profile.delta_max:g}"
         )
-    if not cls.pure and not np.all(profile.delta > 0):
+    if not cls.pure and not profile.delta_min > 0:
         raise ValueError(f"randomizer {randomizer!r} needs every delta_i > 0")
     if method != "clones":
         return
@@ -223,7 +223,8 @@ def _total_mu(method: str, profile: BudgetProfile, rounds: int) -> float:
     if method == "gdp":
         mu = paper_mu(profile)
     else:  # local, Gaussian: the worst user's own exact GDP
-        mu = float(np.max(GaussianRandomizer(clip=1.0).local_mu(profile.eps, profile.delta)))
+        t = profile.tiers
+        mu = float(np.max(GaussianRandomizer(clip=1.0).local_mu(t.eps, t.delta)))
     return math.sqrt(rounds) * mu
 
 
