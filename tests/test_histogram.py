@@ -8,6 +8,7 @@ histogram refuses to expand beyond N_MAX_ARRAYS users, so a bound that tried wou
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -231,6 +232,13 @@ def test_cli_reads_a_histogram_file(tmp_path):
     header = rows[0]
     got = {r[header.index("method")]: r for r in rows[1:]}
     assert float(got["clones"][header.index("eps")]) == pytest.approx(want, rel=1e-12)
+    # the paper's formula is checked against rr_exact behind the scenes (five tiers: cheap)
+    run = subprocess.run([sys.executable, "-m", "shuffledp.cli", "bound", "--budgets", str(f),
+                          "--delta", "1e-9", "--method", "gdp", "--format", "json"],
+                         capture_output=True, text=True, timeout=600)
+    row = json.loads(run.stdout)["results"][0]
+    assert row["below_lower"] is False and row["lower_method"] == "rr_exact"
+    assert 0 < row["lower_value"] < row["eps"]
     bad = tmp_path / "bad.csv"
     bad.write_text("eps,count\n1.0,3\n2.0,-4\n")
     run = subprocess.run([sys.executable, "-m", "shuffledp.cli", "bound", "--budgets", str(bad),

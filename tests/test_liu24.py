@@ -227,3 +227,21 @@ def test_covers_no_randomizer_as_a_guarantee():
     assert not lap.covered and "approximation for the Laplace mechanism" in lap.reason
     rr = LIU24.covers(randomizer="binary_rr", profile=prof)
     assert not rr.covered and "Laplace mechanism only" in rr.reason
+
+
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_blocks_of_clone_counts_match_the_per_count_sum(monkeypatch, eps0):
+    # blocks start at 65 536 counts (about 5e7 users); forced here at 1e6 users
+    prep = liu24._prepare(BudgetProfile.identical(n=10**6, eps0=eps0))
+    for eps in (1e-3, 5e-3, 2e-2):
+        full = liu24._delta(prep, eps)
+        for blocks, rtol in ((100, 1e-6), (100, 1e-3), (20, math.inf)):
+            with monkeypatch.context() as m:
+                m.setattr(liu24, "BLOCK_MIN", 500)
+                m.setattr(liu24, "BLOCKS", blocks)
+                m.setattr(liu24, "BLOCK_RTOL", rtol)
+                blocked = liu24._delta(prep, eps)
+            # read at the first count of each block: never below the per-count sum
+            assert full * (1 - 1e-12) <= blocked, (eps, full, blocked)
+            if math.isfinite(rtol):
+                assert blocked <= full * (1 + 2 * rtol), (eps, full, blocked)

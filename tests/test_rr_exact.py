@@ -111,3 +111,22 @@ def test_bad_options():
         rr_exact_delta(profile=prof, eps=float("nan"))
     with pytest.raises(ValueError, match="unknown option"):
         BOUND.delta(profile=prof, eps=0.5, k=3)
+
+
+@pytest.mark.parametrize("delta", [1e-12, 1e-6, 1e-3])
+def test_geometric_flip_subset_above_1e6_users(monkeypatch, delta):
+    # above 10^6 users the flip sets take j in {0, 1, 2, 4, ..., |U| - 1}: a subset of the
+    # pairs, so never above the full family, and equal to it to 1e-6 here
+    from shuffledp.bounds import rr_exact as module
+
+    prof = BudgetProfile.from_histogram([0.5, 1.0, 2.0, 4.0], counts=[120_000, 60_000,
+                                                                      15_000, 5_000])
+    with monkeypatch.context() as m:
+        m.setattr(module, "_ALL_FLIPS_N", 10**5)
+        module._CACHE.clear()
+        subset = BOUND.eps(profile=prof, delta=delta)
+        n_subset = len(module.rr_pairs(prof))
+    module._CACHE.clear()
+    full = BOUND.eps(profile=prof, delta=delta)
+    assert n_subset < len(module.rr_pairs(prof))
+    assert full * (1 - 1e-6) <= subset <= full

@@ -13,8 +13,9 @@ Two checks run on the results:
   compared with an exact lower bound, ``below_lower`` = True when it claims less privacy loss
   than a real shuffled randomizer has.  When the caller did not ask for a lower bound,
   ``rr_exact`` is computed behind the scenes if that is cheap (:func:`lower_bound_check`:
-  identical budgets, or personalized profiles up to ``LOWER_CHECK_MAX_N`` = 10^6 users, about
-  1.5 s there); otherwise ``below_lower`` is ``None`` (not checked), never False by default.
+  at most ``LOWER_CHECK_MAX_TIERS`` = 64 distinct budgets, about 1 s for 10^9 users in five
+  tiers, or profiles up to ``LOWER_CHECK_MAX_N`` = 10^6 users, about 1.5 s there); otherwise
+  ``below_lower`` is ``None`` (not checked), never False by default.
 
 >>> from shuffledp import BudgetProfile
 >>> rows = compare_bounds(BudgetProfile.identical(n=1000, eps0=4.0), delta=1e-6,
@@ -39,6 +40,7 @@ from shuffledp.randomizers import get_randomizer
 __all__ = [
     "CONSISTENCY_RTOL",
     "LOWER_CHECK_MAX_N",
+    "LOWER_CHECK_MAX_TIERS",
     "Evaluation",
     "LowerCheck",
     "InconsistentBoundsError",
@@ -48,8 +50,10 @@ __all__ = [
 
 #: Relative tolerance of the consistency alarm (see the module docstring).
 CONSISTENCY_RTOL = 1e-6
-#: Largest personalized profile for which ``rr_exact`` is computed behind the scenes.
+#: ``rr_exact`` is computed behind the scenes for profiles of at most LOWER_CHECK_MAX_N users
+#: or at most LOWER_CHECK_MAX_TIERS distinct budgets (10^9 users in five tiers: about 1 s).
 LOWER_CHECK_MAX_N = 10**6
+LOWER_CHECK_MAX_TIERS = 64
 
 
 class InconsistentBoundsError(RuntimeError):
@@ -138,7 +142,8 @@ def lower_bound_check(
 ) -> LowerCheck:
     """Is ``value`` (an eps at target ``delta``, or a delta at target ``eps``) below an exact
     lower bound for ``profile``?  Uses the lower bounds in ``lowers`` when given, else computes
-    ``rr_exact`` when it is cheap (identical budgets, or n <= ``LOWER_CHECK_MAX_N``).
+    ``rr_exact`` when it is cheap (at most ``LOWER_CHECK_MAX_TIERS`` distinct budgets, or
+    n <= ``LOWER_CHECK_MAX_N``).
 
     This is the check :func:`compare_bounds` runs on every approximation; use it next to a
     single bound, e.g. ``get_bound("gdp").eps(...)``:
@@ -155,10 +160,11 @@ def lower_bound_check(
     target = "delta" if delta is not None else "eps"
     candidates = [e for e in (lowers or []) if e.ok and e.kind == "lower"]
     if not candidates:
-        if not profile.is_identical and profile.n > LOWER_CHECK_MAX_N:
+        distinct = int(np.unique(profile.tiers.eps).size)
+        if distinct > LOWER_CHECK_MAX_TIERS and profile.n > LOWER_CHECK_MAX_N:
             return LowerCheck(False, None, reason=(
                 f"not checked: rr_exact on {profile.n} users with "
-                f"{np.unique(profile.tiers.eps).size} distinct budgets is beyond the "
+                f"{distinct} distinct budgets is beyond the "
                 f"behind-the-scenes limit of {LOWER_CHECK_MAX_N} users (request it with "
                 "--method ...,rr_exact)"))
         try:
