@@ -15,9 +15,8 @@ checks against these constants):
 
 * local budgets ``eps_i`` in ``[0, EPS_LOCAL_MAX]`` = [0, 50] and ``delta_i`` in [0, 1);
 * ``n`` from 2 to ``N_MAX`` = 10^9 users held as a budget histogram (identical users are a
-  histogram of one tier; a histogram may have up to 10^7 distinct budgets), and up to
-  ``N_MAX_ARRAYS`` = 10^8 users given as per-user arrays (distinct budgets are tested up to
-  10^7);
+  histogram of one tier; tested with 10^9 users in five tiers), and up to ``N_MAX_ARRAYS`` =
+  10^8 users given as per-user arrays (distinct budgets are tested up to 10^7);
 * a central target ``delta`` in ``[DELTA_MIN, DELTA_MAX]`` = [1e-30, 0.99];
 * a central target ``eps``: any finite float >= 0.
 
