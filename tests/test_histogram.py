@@ -215,7 +215,9 @@ def test_identical_1e9_users_clones_above_the_exact_curve():
         for delta in (1e-12, 1e-6):
             up = get_bound("clones").eps(profile=p, delta=delta)
             low = get_bound("rr_exact").eps(profile=p, delta=delta)
-            assert 0.0 < low <= up <= low * 1.05, (eps0, delta, low, up)
+            # measured 1.03 (eps0 = 0.1) to 1.47 (eps0 = 4): the clone bound holds for every
+            # eps0-LDP randomizer, the exact curve is binary RR's
+            assert 0.0 < low <= up <= low * 1.6, (eps0, delta, low, up)
 
 
 def test_cli_reads_a_histogram_file(tmp_path):
@@ -256,3 +258,17 @@ def test_window_lower_stays_informative_at_large_n(n):
     w = get_bound("window_lower").eps(profile=p, delta=1e-6)
     r = get_bound("rr_exact").eps(profile=p, delta=1e-6)
     assert 0.95 * r <= w <= r * (1 + 1e-6), (n, w, r)
+
+
+def test_profiles_are_immutable_and_pickle():
+    import copy
+    import pickle
+
+    p = BudgetProfile.from_histogram([1.0, 2.0], counts=[5, 6], label="h")
+    with pytest.raises(AttributeError, match="immutable"):
+        p.label = "x"
+    with pytest.raises(ValueError):
+        p.tiers.counts[0] = 3
+    for q in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+        assert q.is_histogram and q.n == 11 and q.tiers.counts.tolist() == [5, 6]
+        assert q.label == "h"
