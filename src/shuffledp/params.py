@@ -535,6 +535,11 @@ class BudgetProfile:
     """The local budgets ``(eps_i, delta_i)`` of ``n >= 2`` users: per-user arrays, or a
     budget histogram (distinct budgets and how many users hold each).
 
+    Every bound reads :attr:`tiers` (the histogram), :attr:`n` and the extremes;
+    :attr:`eps` and :attr:`delta` are the per-user arrays (a histogram profile expands them on
+    first use, in tier order, and refuses beyond ``N_MAX_ARRAYS`` users).  Arrays are copied
+    and read-only, so a profile is immutable.
+
     Parameters
     ----------
     eps:
@@ -545,16 +550,13 @@ class BudgetProfile:
     label:
         Free text describing where the profile came from (kept for output tables).
     counts:
-        Optional (keyword only): how many users hold ``(eps[t], delta[t])``.  With it the
+        Keyword only, optional.  How many users hold ``(eps[t], delta[t])``.  With it the
         profile is a *histogram* of ``n = sum(counts)`` users (up to ``N_MAX`` = 10^9) and no
         per-user array is ever built by the bounds; without it ``eps`` lists every user (up to
         ``N_MAX_ARRAYS`` = 10^8).
 
-    Views: :attr:`tiers` (the histogram, what every bound reads), :attr:`n`, the extremes;
-    :attr:`eps` and :attr:`delta` are the per-user arrays (a histogram profile expands them on
-    first use, in tier order, and refuses beyond ``N_MAX_ARRAYS`` users).  Arrays are copied
-    and read-only, so a profile is immutable.
-
+    Examples
+    --------
     >>> p = BudgetProfile.identical(n=4, eps0=1.0)
     >>> p.n, float(p.eps.max()), float(p.delta.max())
     (4, 1.0, 0.0)

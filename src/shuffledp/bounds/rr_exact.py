@@ -31,9 +31,10 @@ Search over pairs (the bound is the maximum over the family):
   median user (every user when n <= 32); the others all 0 except a set F set to 1, F = the j
   largest-eps or the j smallest-eps among a candidate set U (the victims and the
   ``max_flips + 1`` users with the largest and with the smallest eps), j = 0..|U| - 1 (above
-  10^6 users j in {0, 1, 2, 4, 8, 16, 32, |U| - 1}: flipping a few of 10^9 users moves the
-  count by a few against a standard deviation of 10^4, and every j gave the same delta to four
-  digits at 10^6 users; fewer pairs keep 10^9 users at 70 exact pairs instead of 204).  The
+  10^6 users j in {0, 1, 2, 4, 8, 16, 32} and the size of U minus one: flipping a few of 10^9
+  users moves the count by a few against a standard deviation of 10^4, and every j gave the
+  same delta to four digits at 10^6 users; fewer pairs keep 10^9 users at 70 exact pairs
+  instead of 204).  The
   pmf T of everyone outside U is computed once on the budget tiers (exact recursion for up to
   2000 users; with more than 4096 distinct budgets the batched FFT tree of
   :func:`shuffledp.poisson_binomial.poisson_binomial_pmf_tree` over the users; otherwise one
