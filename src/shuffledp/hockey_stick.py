@@ -84,7 +84,8 @@ def prepare_pair(p: NDArray[np.float64], q: NDArray[np.float64], *, slack: float
         left = np.maximum.accumulate(ratio[m::-1])[::-1]
         ratio = np.concatenate([left[:-1], np.minimum.accumulate(ratio[m:])])
     elif not presorted:
-        step = np.diff(ratio)
+        with np.errstate(invalid="ignore"):  # inf - inf where Q = 0 twice: not monotone
+            step = np.diff(ratio)
         if bool(np.all(step <= 0)):  # already decreasing
             pass
         elif bool(np.all(step >= 0)):  # increasing: reversed

@@ -258,6 +258,8 @@ def _family_pairs(values: NDArray[np.float64], counts: NDArray[np.int64], max_fl
     u_tier = np.array([tier(i) for i in u_sorted], dtype=np.int64)
     rest = counts - np.bincount(u_tier, minlength=counts.size)
     t, t_rtol = _rest_pmf(q1_t, q_t, rest, tol)
+    # plus the exact recursion over U minus the victim and its direct convolution with T
+    t_rtol += _recursion_rtol(2 * len(u_sorted) + 2)
     seen_victim_eps: set[float] = set()
     pairs = []
     for v in victims:

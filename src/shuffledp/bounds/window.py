@@ -34,11 +34,12 @@ round-off is estimated as in :mod:`shuffledp.poisson_binomial` and charged **ten
 (convolutions up to ``DIRECT_WORK`` are direct, without it); every window mass is computed
 without subtracting from 1 and carries its own error bound (:func:`cell_masses`), which
 becomes a relative error ``rho_j`` of user j's score law, so each term of the law of the sum
-is within a relative ``expm1(sum_j rho_j)``; the direct recursions and convolutions (sums
-of non-negative terms) add a relative ``20 n (log2(n + 1) + 66) u``, a generous allowance
-for one rounding per term at each of the at most ``log2 n`` squaring and 64 combination
-levels of :func:`~shuffledp.poisson_binomial.lattice_sum_pmf` with score laws of at most 5
-points.  All of it is subtracted (:func:`shuffledp.hockey_stick.prepared_delta`): the relative
+is within a relative ``expm1(sum_j rho_j)``; the direct convolutions (sums of non-negative
+terms) add the relative error that :func:`~shuffledp.poisson_binomial.lattice_sum_pmf_rtol`
+propagates through the convolution powers (each direct convolution adds gamma_m for m
+products per entry, errors of the factors add; with more than 64 tiers the generous
+``20 n (log2(n + 1) + 66) u`` of the one-by-one sums), and each victim's convolution
+``6 u``.  All of it is subtracted (:func:`shuffledp.hockey_stick.prepared_delta`): the relative
 parts times ``P + e^eps Q`` of the summed outcomes, the absolute ones times ``1 + e^eps``.
 
 Code names: ``eps_v`` = the victim's budget, ``x_star`` = x*, ``lam`` = (lam_L, lam_R),
@@ -64,7 +65,7 @@ from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
 from shuffledp.params import BudgetProfile
-from shuffledp.poisson_binomial import TruncatedPMF, lattice_sum_pmf
+from shuffledp.poisson_binomial import TruncatedPMF, lattice_sum_pmf_rtol
 from shuffledp.randomizers import Randomizer, get_randomizer
 
 special = lazy_module("scipy.special")
@@ -366,22 +367,6 @@ def _kernel(a: NDArray, o: NDArray, b: NDArray, lam: tuple[int, int]) -> NDArray
     return k
 
 
-def _sum_rtol(counts: NDArray[np.int64], n: int, n_victims: int) -> float:
-    """Relative error of the sums of non-negative terms behind the law of the score sum
-    (docs/theory.md 13.3).  Up to 64 tiers (:func:`lattice_sum_pmf`'s convolution powers): at
-    most ``2 bitlen(m) + 2`` combinations per tier of m users plus one per tier, each a direct
-    convolution whose output entries sum at most ``isqrt(DIRECT_WORK)`` non-negative products
-    (relative error gamma_m = m u / (1 - m u)) or an FFT (absolute error, charged apart), plus
-    the victims' short convolutions; the errors compound to expm1 of their sum.  More tiers
-    (users summed one by one): the generous ``20 n (log2(n + 1) + 66) u``."""
-    if counts.size > 64:
-        return 4.0 * 5.0 * n * (math.log2(n + 1) + 66.0) * _U
-    combos = sum(2 * int(m).bit_length() + 2 for m in counts) + int(counts.size)
-    m = math.isqrt(DIRECT_WORK)
-    gamma = m * _U / (1.0 - m * _U)
-    return math.expm1(1.01 * (combos * gamma + 2 * (n_victims + 2) * 3 * _U))
-
-
 def _victim_tiers(counts: NDArray[np.int64], n: int) -> list[int]:
     """Tiers (indices into the profile's sorted budget tiers) of the candidate victims: every
     distinct (eps, delta) when at most three, else the smallest, the largest and the one
@@ -435,7 +420,6 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
             f"more than 64 distinct budgets, got n = {n} with {tiers.shape[0]}"
         )
     # relative error of the direct recursions / convolutions (non-negative terms)
-    rtol_sum = _sum_rtol(counts, n, len(victims))
     configs: dict[tuple[float, float], list[WindowConfig]] = {}
     for v in victims:
         key = (float(eps[v]), float(delta[v]))
@@ -456,12 +440,16 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
         if tiers.shape[0]:
             ta, to, tb, *terr = tier_masses(cfg.x_star, cfg.window)
             rho, absolute = _errors(ta, to, tb, *terr)
-            law = lattice_sum_pmf(_kernel(ta, to, tb, cfg.lam), counts, tol=tol,
-                                  max_expanded=MAX_USERS, direct_work=DIRECT_WORK)
+            law, law_rel = lattice_sum_pmf_rtol(_kernel(ta, to, tb, cfg.lam), counts, tol=tol,
+                                                max_expanded=MAX_USERS,
+                                                direct_work=DIRECT_WORK)
             rho_rest = float((rho * counts).sum())
             abs_rest = float((absolute * counts).sum())
         else:  # every user is a candidate victim
             law, rho_rest, abs_rest = TruncatedPMF(0, np.ones(1), 0.0, 0.0), 0.0, 0.0
+            law_rel = 0.0
+        # the victims' short convolutions (at most 5 products per entry each)
+        rtol_sum = (1.0 + law_rel) * (1.0 + 6.0 * _U) ** (len(victims) + 1) - 1.0
         for v in victims:
             if cfg not in configs[(float(eps[v]), float(delta[v]))]:
                 continue
