@@ -36,8 +36,7 @@ _TINY = 2.0**-1074  # the smallest positive (subnormal) double
 class PreparedPair:
     """Outcomes sorted by ``P/Q`` (decreasing) with prefix and suffix sums."""
 
-    ratio: NDArray[np.float64]  # P/Q sorted decreasing (presorted: a monotone envelope)
-    neg_ratio: NDArray[np.float64]  # -ratio (increasing: what the binary searches read)
+    neg_ratio: NDArray[np.float64]  # -P/Q, increasing (presorted: of a monotone envelope)
     cp: NDArray[np.float64]  # prefix sums of P in that order (with a leading 0)
     cq: NDArray[np.float64]
     rp: NDArray[np.float64]  # suffix sums (from the small-ratio end, leading 0)
@@ -95,7 +94,6 @@ def prepare_pair(p: NDArray[np.float64], q: NDArray[np.float64], *, slack: float
             ratio, p, q = ratio[order], p[order], q[order]
     zero = np.zeros(1)
     return PreparedPair(
-        ratio=ratio,
         neg_ratio=-ratio,
         cp=np.concatenate([zero, np.cumsum(p)]),
         cq=np.concatenate([zero, np.cumsum(q)]),
