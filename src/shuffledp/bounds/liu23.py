@@ -53,6 +53,7 @@ from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.params import BudgetProfile
+from shuffledp.randomizers import budget_tiers
 
 __all__ = ["echo_probabilities", "echo_sum", "liu23_eps", "liu23_delta", "BOUND"]
 
@@ -78,10 +79,9 @@ def _echo_tiers(e: NDArray[np.float64], c: NDArray[np.float64], n: int) -> NDArr
 
 
 def _eps_tiers(profile: BudgetProfile) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The distinct eps_i (increasing) and how many users hold each (as floats)."""
-    t = profile.tiers
-    values, first = np.unique(t.eps, return_index=True)
-    return values, np.add.reduceat(t.counts, first).astype(np.float64)
+    """The distinct eps_i (increasing) and how many users hold each (as floats, a copy)."""
+    values, counts, _ = budget_tiers(profile)
+    return values, counts.astype(np.float64)
 
 
 def echo_probabilities(profile: BudgetProfile) -> NDArray[np.float64]:

@@ -90,6 +90,7 @@ from shuffledp.poisson_binomial import (
     poisson_binomial_pmf_grouped,
     poisson_binomial_pmf_tree,
 )
+from shuffledp.randomizers import budget_tiers
 
 special = lazy_module("scipy.special")
 
@@ -298,9 +299,7 @@ def rr_pairs(
     >>> len(rr_pairs(BudgetProfile.identical(n=5, eps0=1.0)))  # k = 0, 1, 2
     3
     """
-    t = profile.tiers  # binary RR ignores delta_i: the users of each distinct eps_i
-    values, first = np.unique(t.eps, return_index=True)
-    counts = np.add.reduceat(t.counts, first).astype(np.int64)
+    values, counts, _ = budget_tiers(profile)  # binary RR ignores delta_i
     if values.size == 1:
         return _identical_pairs(profile.n, float(values[0]), tol)
     if profile.n <= exhaustive_n:
