@@ -352,11 +352,33 @@ def test_tiny_sgd_run_is_reproducible():
     free = run_sgd(method="nonprivate", target_eps=None, config=cfg, profiles={}, seed=9)
     assert [r["seed"] for r in free] == run_seeds(9, 2) and free[0]["kind"] == "nonprivate"
     # a method whose accounting does not cover the setting gives not_applicable rows
+    # (stronger clones are proven for randomized response only)
     gauss = run_sgd(method="clones", target_eps=4.0,
-                    config={**cfg, "randomizer": "gaussian", "delta0": 1e-6},
+                    config={**cfg, "randomizer": "gaussian", "clone": "stronger"},
                     profiles={}, seed=9)
     assert {r["status"] for r in gauss} == {"not_applicable"}
     assert all(math.isnan(r["accuracy"]) for r in gauss)
+    assert "randomized response only" in gauss[0]["reason"]
+
+
+def test_sgd_clones_rounds_personalized_budgets_down_to_levels():
+    # clones trains with the profile rounded down to `tiers` levels (module docstring);
+    # gdp with the profile as drawn; the Duchi randomizer is pure whatever delta0 says
+    cfg = {"rounds": 2, "seeds": 1, "hidden": 4, "delta": 1e-5, "discretization": 1e-3,
+           "profile": "u", "tiers": 3, "delta0": 1e-9}
+    rows = run_sgd(method="clones", target_eps=8.0, config=cfg, profiles=SPECS, seed=4)
+    assert rows[0]["status"] == "ok" and rows[0]["budget_levels"] == 3
+    levels = [float(v) for v in rows[0]["local_eps_levels"].split(";")]
+    assert len(levels) == 3 and levels == sorted(levels)
+    assert math.isclose(levels[-1], rows[0]["local_eps_max"], rel_tol=1e-3)
+    drawn = run_sgd(method="gdp", target_eps=8.0, config=cfg, profiles=SPECS, seed=4)
+    assert drawn[0]["budget_levels"] > 3 and drawn[0]["local_eps_levels"] == ""
+    g = run_sgd(method="clones", target_eps=8.0, config={**cfg, "randomizer": "gaussian"},
+                profiles=SPECS, seed=4)
+    assert g[0]["status"] == "ok" and g[0]["eps_achieved"] <= 8.0
+    with pytest.raises(ValueError, match="delta0 must be > 0 for the gaussian randomizer"):
+        run_sgd(method="gdp", target_eps=8.0,
+                config={**cfg, "randomizer": "gaussian", "delta0": 0.0}, profiles=SPECS, seed=4)
 
 
 @pytest.mark.parametrize(

@@ -168,13 +168,19 @@ def _utility_table():
 
 def _sgd_table():
     rows = []
-    common = dict(delta=1e-5, rounds=50, randomizer="duchi", dataset="digits", model="logreg",
-                  clip=1.0, lr=0.3, profile="identical", chance=0.1017)
-    for method, kind in (("gdp", "approximate"), ("clones", "upper"), ("local", "upper")):
+    common = dict(delta=1e-5, rounds=50, dataset="digits", model="logreg",
+                  clip=1.0, lr=0.3, chance=0.1017)
+    for method, kind, rand, prof in (
+        ("gdp", "approximate", "duchi", "identical"), ("clones", "upper", "duchi", "identical"),
+        ("local", "upper", "duchi", "identical"), ("clones", "upper", "gaussian", "identical"),
+        ("clones", "upper", "duchi", "two_groups"),
+        ("gdp", "approximate", "gaussian", "two_groups"),
+    ):
         for eps in (1.0, 2.0, 4.0):
             for seed in (1, 2):
                 bad = method == "gdp" and eps == 1.0
                 rows.append(dict(common, method=method, target_eps=eps, seed=seed, kind=kind,
+                                 randomizer=rand, profile=prof,
                                  local_eps_scale=np.nan if bad else eps / 2,
                                  eps_achieved=np.nan if bad else eps,
                                  local_eps_max=np.nan if bad else eps / 2,
@@ -187,6 +193,7 @@ def _sgd_table():
                                  seconds=1.0))
     for seed in (1, 2):
         rows.append(dict(common, method="nonprivate", target_eps=np.nan, seed=seed,
+                         randomizer="duchi", profile="identical",
                          kind="nonprivate", local_eps_scale=np.nan, eps_achieved=np.inf,
                          local_eps_max=np.nan, local_eps_mean=np.nan, capped=False, status="ok",
                          reason="", accuracy=0.9, train_accuracy=0.95, n_users=1437,
@@ -226,7 +233,7 @@ DRAWS = {
     "gdp_validity": ("plot_gdp_validity", ["draw"]),
     "personalized": ("plot_personalized", ["draw_main", "draw_all"]),
     "mean_estimation": ("plot_utility", ["draw_main", "draw_all"]),
-    "sgd": ("plot_sgd", ["draw"]),
+    "sgd": ("plot_sgd", ["draw", "draw_budgets"]),
 }
 
 

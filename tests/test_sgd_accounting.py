@@ -132,22 +132,41 @@ def test_personalized_profile_gdp_works():
 
 # (c) bad input and regimes --------------------------------------------------------------
 def test_clones_outside_its_validity_region():
-    gauss = BudgetProfile.identical(n=100, eps0=1.0, delta0=1e-8)
-    with pytest.raises(ParameterRegimeError, match="gaussian(_l2)? is not pure LDP"):
-        rounds_epsilon(method="clones", profile=gauss, rounds=2, delta=DELTA, randomizer="gaussian")
-    with pytest.raises(ParameterRegimeError, match=r"clones \(stronger\): duchi_l2"):
-        rounds_epsilon(
-            method="clones",
-            profile=PROF,
-            rounds=2,
-            delta=DELTA,
-            randomizer="duchi",
-            clone="stronger",
-        )
+    # FMT23's stronger clones are proven for randomized response only, not for the SGD
+    # randomizers
+    for rand, prof in (("duchi", PROF),
+                       ("gaussian", BudgetProfile.identical(n=100, eps0=1.0, delta0=1e-8))):
+        with pytest.raises(ParameterRegimeError, match=r"clones \(stronger\) is not proven"):
+            rounds_epsilon(method="clones", profile=prof, rounds=2, delta=DELTA,
+                           randomizer=rand, clone="stronger")
+
+
+def test_personalized_and_gaussian_clones_are_per_tier():
+    # docs/theory.md 14: a victim is amplified by its own budget tier only.  Three distinct
+    # budgets: no tier has another user, so the bound is the worst user's local guarantee
+    # (binary randomized response at the largest eps, composed): no amplification claimed.
     pers = BudgetProfile.from_arrays([1.0, 2.0, 1.5])
-    # the L2-ball Duchi randomizer reports on spheres of radius B(eps_i): no clones across budgets
-    with pytest.raises(ParameterRegimeError, match="duchi_l2: a user .* clone mass 0"):
-        rounds_epsilon(method="clones", profile=pers, rounds=2, delta=DELTA, randomizer="duchi")
+    got = rounds_epsilon(method="clones", profile=pers, rounds=2, delta=DELTA,
+                         randomizer="duchi")
+    loc = rounds_epsilon(method="local", profile=pers, rounds=2, delta=DELTA,
+                         randomizer="duchi")
+    assert got == pytest.approx(loc, rel=1e-6)
+    # two tiers of 500: the bound is the worse tier's own identical-budget bound
+    two = BudgetProfile.from_histogram([1.0, 2.0], [500, 500])
+    per_tier = [rounds_epsilon(method="clones", profile=BudgetProfile.identical(n=500, eps0=e),
+                               rounds=3, delta=DELTA, randomizer="duchi") for e in (1.0, 2.0)]
+    got = rounds_epsilon(method="clones", profile=two, rounds=3, delta=DELTA, randomizer="duchi")
+    assert got == pytest.approx(max(per_tier), rel=1e-9)
+    # Gaussian: the pure bound of the same tier plus the leak, never below it, and close to
+    # it when delta0 is tiny (Lemma 10's leak is (n - 1) e^-eps0 delta0 per round)
+    for d0 in (1e-14, 1e-10):
+        g = rounds_epsilon(method="clones", profile=BudgetProfile.identical(n=500, eps0=2.0,
+                           delta0=d0), rounds=3, delta=DELTA, randomizer="gaussian")
+        pure = rounds_epsilon(method="clones", profile=BudgetProfile.identical(n=500, eps0=2.0),
+                              rounds=3, delta=DELTA, randomizer="duchi")
+        assert pure <= g * (1 + 1e-9)
+        if d0 == 1e-14:
+            assert g <= pure * 1.01
 
 
 @pytest.mark.parametrize(

@@ -185,16 +185,18 @@ def test_train_sgd_script_writes_a_tidy_table(tmp_path):
     import pandas as pd
     import train_sgd  # workflow/scripts (on sys.path via conftest)
 
+    # the workflow's sgd section: grid lists; the job's values come in params["job"]
     cfg = {
         "dataset": "digits",
         "mnist_path": "",
         "max_train": 0,
         "test_fraction": 0.2,
-        "model": "logreg",
+        "models": ["logreg", "mlp"],
         "hidden": 8,
-        "randomizer": "duchi",
-        "delta0": 0.0,
-        "profile": "identical",
+        "randomizers": ["duchi", "gaussian"],
+        "delta0": 1e-12,
+        "profiles": ["identical", "g"],
+        "tiers": 4,
         "clone": "standard",
         "delta": 1e-5,
         "rounds": 2,
@@ -205,12 +207,15 @@ def test_train_sgd_script_writes_a_tidy_table(tmp_path):
         "discretization": 1e-3,
         "chunk": 0,
     }
+    specs = {"g": {"kind": "mixture", "groups": [[0.5, 0.5], [0.5, 2.0]]}}
     out = tmp_path / "run.csv"
-    for method, target in (("clones", 4.0), ("nonprivate", None)):
+    job = {"randomizer": "gaussian", "profile": "g", "model": "logreg"}
+    for method, targets in (("clones", [4.0, 8.0]), ("nonprivate", [None])):
         train_sgd.main(
             inputs={},
             outputs={"table": str(out)},
-            params={"method": method, "target_eps": target, "sgd": cfg, "profiles": {}, "seed": 3},
+            params={"method": method, "target_eps": targets, "job": job, "sgd": cfg,
+                    "profiles": specs, "seed": 3},
         )
         df = pd.read_csv(out)
         need = {
@@ -226,12 +231,17 @@ def test_train_sgd_script_writes_a_tidy_table(tmp_path):
             "reason",
         }
         assert need <= set(df.columns) and (df["status"] == "ok").all()
+        assert (df["randomizer"] == "gaussian").all() and (df["profile"] == "g").all()
+        if method == "clones":  # one job, every target eps
+            assert df["target_eps"].tolist() == [4.0, 8.0]
+            assert (df["budget_levels"] == 2).all()
     bad = dict(cfg, dataset="mnist", mnist_path=str(tmp_path / "missing.npz"))
     with pytest.raises(FileNotFoundError, match="missing.npz"):
         train_sgd.main(
             inputs={},
             outputs={"table": str(out)},
-            params={"method": "gdp", "target_eps": 1.0, "sgd": bad, "profiles": {}, "seed": 3},
+            params={"method": "gdp", "target_eps": [1.0], "job": job, "sgd": bad,
+                    "profiles": specs, "seed": 3},
         )
 
 

@@ -1021,6 +1021,37 @@ class BudgetProfile:
             return self._same_kind(t.eps * f, t.delta, t.counts)
         return self._same_kind(self.eps * f, self.delta)
 
+    def rounded_down(self, levels: int) -> BudgetProfile:
+        """Every eps_i rounded *down* to one of at most ``levels`` values (deltas unchanged).
+
+        The values are the budgets at the quantiles ``j / levels``, j = 0..levels-1, of the
+        users' eps (counting users, the smallest budget first, so the smallest budget is one
+        of them); each user keeps the largest value not above its own budget.  A user then
+        runs with a budget at most its own: its local guarantee still holds.  Why: randomizers
+        whose outputs for different budgets do not overlap (the L2-ball Duchi and the
+        d-dimensional Gaussian randomizers of SGD) are amplified only by users with the
+        *same* budget (docs/theory.md 14), so a profile of
+        distinct budgets is rounded to a few tiers first.  Profiles with at most ``levels``
+        distinct budgets are returned unchanged; the user order (and a histogram) is kept.
+
+        >>> p = BudgetProfile(eps=[2.0, 0.5, 1.0, 1.5, 0.7, 1.9])
+        >>> p.rounded_down(2).eps.tolist()
+        [1.5, 0.5, 0.5, 1.5, 0.5, 1.5]
+        """
+        k = check_int(levels, "levels", low=1)
+        t = self.tiers
+        if np.unique(t.eps).size <= k:
+            return self
+        cum = np.cumsum(t.counts)
+        # the tier holding the user of rank floor(j n / k) (0-based), j = 0..k-1
+        ranks = (np.arange(k, dtype=np.float64) * self.n / k).astype(np.int64)
+        values = np.unique(t.eps[np.searchsorted(cum, ranks, side="right")])
+        if self.is_histogram:
+            new = values[np.searchsorted(values, t.eps, side="right") - 1]
+            return self._same_kind(new, t.delta, t.counts)
+        new = values[np.searchsorted(values, self.eps, side="right") - 1]
+        return self._same_kind(new, self.delta)
+
     def with_n(self, n: int, rng: np.random.Generator | None = None) -> BudgetProfile:
         """Resample (identical: replicate) the profile to ``n`` users.
 

@@ -199,8 +199,9 @@ def cross_check_problems(cfg):
         refs += [
             (f"{section}.profiles", p) for p in cfg.get(section, {}).get("profiles", [])
         ]
-    if cfg["sgd"].get("profile", "identical") != "identical":
-        refs.append(("sgd.profile", cfg["sgd"]["profile"]))
+    refs += [
+        ("sgd.profiles", p) for p in cfg["sgd"].get("profiles", []) if p != "identical"
+    ]
     for where, name in refs:
         lines += _unknown_names(where, [name], defined, "undefined profile")
     bad_table_n = sorted(
@@ -421,6 +422,8 @@ EXPERIMENTS = {
         "sgd/sgd.csv",
         "figures/sgd.png",
         "figures/sgd.pdf",
+        "figures/sgd_budgets.png",
+        "figures/sgd_budgets.pdf",
     ],
 }
 
@@ -455,8 +458,8 @@ def _profiles_read_by(experiment):
         names = list(sec["profiles"])
     elif experiment == "runtime":
         names = [sec["profile"]]
-    elif experiment == "sgd" and sec["profile"] != "identical":
-        names = [sec["profile"]]
+    elif experiment == "sgd":
+        names = [p for p in sec["profiles"] if p != "identical"]
     else:
         names = []
     return {name: config["profiles"][name] for name in names}
@@ -577,3 +580,17 @@ GALLERY = [
     "sgd",
     "runtime",
 ]
+
+
+# Experiment 6 (sgd.smk): the input and resources of its training rules.
+def sgd_data_input(wildcards):
+    """The user's MNIST file or directory (checked to exist); nothing for digits."""
+    if config["sgd"]["dataset"] == "mnist":
+        return {"mnist": config["sgd"]["mnist_path"]}
+    return {}
+
+
+SGD_RESOURCES = dict(
+    mem_mb=lambda wc: 2000 if config["sgd"]["dataset"] == "digits" else 12000,
+    runtime=lambda wc: 30 if config["sgd"]["dataset"] == "digits" else 600,
+)

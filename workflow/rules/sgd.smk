@@ -1,15 +1,21 @@
 # Experiment 6 (sgd): shuffled PLDP-SGD accuracy vs central eps, per accounting method.
 
 
-# Per-run tables: each accounting method (and the local-only reference) x target eps, plus
-# the non-private run.
+# Per-job tables: one job per randomizer x budget profile x model x accounting method (the
+# local-only reference included), each calibrating and training every target eps; plus one
+# non-private run per model.
 SGD_RUNS = [
-    results_path(f"sgd/runs/{m}/eps_{fmt_num(e)}.csv")
+    results_path(f"sgd/runs/{r}/{p}/{mdl}/{m}.csv")
+    for r in config["sgd"]["randomizers"]
+    for p in config["sgd"]["profiles"]
+    for mdl in config["sgd"]["models"]
     for m in list(config["sgd"]["methods"])
-    + [r for r in config["sgd"]["references"] if r != "nonprivate"]
-    for e in config["sgd"]["target_eps"]
+    + [x for x in config["sgd"]["references"] if x != "nonprivate"]
 ] + (
-    [results_path("sgd/runs/nonprivate/eps_inf.csv")]
+    [
+        results_path(f"sgd/runs/nonprivate/{mdl}.csv")
+        for mdl in config["sgd"]["models"]
+    ]
     if "nonprivate" in config["sgd"]["references"]
     else []
 )
@@ -17,37 +23,68 @@ SGD_RUNS = [
 
 rule train_sgd:
     input:
-        # the user's MNIST file or directory (checked to exist); nothing for digits
-        unpack(
-            lambda wc: (
-                {"mnist": config["sgd"]["mnist_path"]}
-                if config["sgd"]["dataset"] == "mnist"
-                else {}
-            )
-        ),
+        unpack(sgd_data_input),
     output:
-        table=results_path("sgd/runs/{method}/eps_{eps}.csv"),
+        table=results_path("sgd/runs/{randomizer}/{profile}/{model}/{method}.csv"),
     log:
-        log_path("train_sgd/{method}/eps_{eps}.log"),
+        log_path("train_sgd/{randomizer}/{profile}/{model}/{method}.log"),
     benchmark:
-        benchmark_path("train_sgd/{method}/eps_{eps}.tsv")
+        benchmark_path("train_sgd/{randomizer}/{profile}/{model}/{method}.tsv")
     wildcard_constraints:
+        randomizer="[a-z]+",
+        profile="[A-Za-z0-9_.-]+",
+        model="[a-z]+",
         method="[a-z][a-z0-9_]*",
     conda:
         "../envs/shuffledp.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc: 2000 if config["sgd"]["dataset"] == "digits" else 12000,
-        runtime=lambda wc: 30 if config["sgd"]["dataset"] == "digits" else 600,
+        **SGD_RESOURCES,
     params:
         method=lambda wc: wc.method,
-        target_eps=lambda wc: None if wc.eps == "inf" else float(wc.eps),
+        target_eps=config["sgd"]["target_eps"],
+        job=lambda wc: {
+            "randomizer": wc.randomizer,
+            "profile": wc.profile,
+            "model": wc.model,
+        },
         sgd=config["sgd"],
         profiles=profile_specs(
-            []
-            if config["sgd"]["profile"] == "identical"
-            else [config["sgd"]["profile"]]
+            [p for p in config["sgd"]["profiles"] if p != "identical"]
         ),
+        seed=config["seed"],
+        threads=1,
+    script:
+        "../scripts/train_sgd.py"
+
+
+# The non-private reference (clipped SGD without noise) depends on the model only.
+rule train_sgd_nonprivate:
+    input:
+        unpack(sgd_data_input),
+    output:
+        table=results_path("sgd/runs/nonprivate/{model}.csv"),
+    log:
+        log_path("train_sgd/nonprivate/{model}.log"),
+    benchmark:
+        benchmark_path("train_sgd/nonprivate/{model}.tsv")
+    wildcard_constraints:
+        model="[a-z]+",
+    conda:
+        "../envs/shuffledp.yaml"
+    threads: 1
+    resources:
+        **SGD_RESOURCES,
+    params:
+        method="nonprivate",
+        target_eps=[None],
+        job=lambda wc: {
+            "randomizer": config["sgd"]["randomizers"][0],
+            "profile": "identical",
+            "model": wc.model,
+        },
+        sgd=config["sgd"],
+        profiles={},
         seed=config["seed"],
         threads=1,
     script:
@@ -93,6 +130,13 @@ rule plot_sgd:
             subcategory="SGD",
         ),
         pdf=results_path("figures/sgd.pdf"),
+        budgets_png=report(
+            results_path("figures/sgd_budgets.png"),
+            caption="../report/sgd_budgets.rst",
+            category="1 Main figures",
+            subcategory="SGD",
+        ),
+        budgets_pdf=results_path("figures/sgd_budgets.pdf"),
     log:
         log_path("plot_sgd.log"),
     benchmark:

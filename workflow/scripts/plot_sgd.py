@@ -1,14 +1,21 @@
-"""Figure of experiment 6: SGD test accuracy vs central eps per accounting, from the table.
+"""Figures of experiment 6: SGD test accuracy vs central eps per accounting and budget profile.
 
-Left: test accuracy (mean, bars = standard deviation over seeds) against the central target eps,
-one line per accounting (``gdp`` approximate dashed, ``clones`` rigorous solid), the local-only
-run (no shuffling), the non-private run (clipped SGD without noise) and the chance line (always
-predicting the most frequent test class).  A target an accounting cannot reach (no local budget
-meets it, e.g. the paper's formula has a floor) is marked with an "x" on the chance line and a
-note.  Right: the per-round local eps each accounting allows (max over users).  One legend for
-both panels, below them.
+``sgd.png`` (:func:`draw`): one panel per (randomizer, model) row and budget profile column;
+in each, test accuracy (mean, bars = standard deviation over seeds) against the central
+target eps, one line per accounting (``gdp`` approximate dashed, ``clones`` rigorous solid,
+the local-only reference), the non-private run of that model (clipped SGD without noise) and
+the chance line (always predicting the most frequent test class).  A target an accounting
+cannot reach (no local budget meets it, e.g. the paper's formula has a floor) is marked with
+an "x" on the chance line and a note.
 
-Snakemake interface (rule ``plot_sgd``): input ``table``; outputs ``png``, ``pdf``.
+``sgd_budgets.png`` (:func:`draw_budgets`): the per-round local budgets each accounting
+allows, one panel per randomizer and profile: the largest local eps (solid markers) and the
+mean over users (open markers), against the central target (the calibration does not depend
+on the model, so the first model's rows are drawn).
+
+One legend per figure, below the panels.
+Snakemake interface (rule ``plot_sgd``): input ``table``; outputs ``png``, ``pdf``,
+``budgets_png``, ``budgets_pdf``.
 """
 
 import sys
@@ -23,67 +30,138 @@ from figstyle import (
     finish,
     method_style,
     note_missing,
-    short_reason,
 )
 from wfutils import get_logger, read_table, run_main, save_figure
 
 
-def draw(df):
+def _in_order(values):
+    return list(dict.fromkeys(values))
+
+
+def _grid(df, rows, n_cols, height):
     import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(rows), n_cols, figsize=(TEXT_WIDTH, height * len(rows)),
+                             squeeze=False, sharex=True)
+    return fig, axes
+
+
+def _log_targets(ax, targets):
     from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 
-    ok = df[df["status"] == "ok"]
-    private = df[df["kind"] != "nonprivate"]
-    methods = list(dict.fromkeys(private["method"]))
-    fig, (ax_acc, ax_loc) = plt.subplots(1, 2, figsize=(TEXT_WIDTH, 2.4))
-    chance = float(df["chance"].dropna().iloc[0]) if "chance" in df and df["chance"].notna().any() \
-        else None
-    floor_y = chance if chance is not None else float(ok["accuracy"].min())
-    notes = []
-    for method in methods:
-        rows = private[private["method"] == method]
-        kind = rows["kind"].iloc[0]
-        st = method_style(method, kind)
-        good = rows[rows["status"] == "ok"]
-        if not good.empty:
-            stats = (good.groupby("target_eps")
-                     .agg(acc=("accuracy", "mean"), sd=("accuracy", "std"),
-                          local=("local_eps_max", "mean"))
-                     .reset_index().sort_values("target_eps"))
-            ax_acc.errorbar(stats["target_eps"], stats["acc"], yerr=stats["sd"].fillna(0.0),
-                            capsize=2, **st)
-            ax_loc.plot(stats["target_eps"], stats["local"], **st)
-        bad = rows[rows["status"] != "ok"].drop_duplicates("target_eps")
-        for _, r in bad.iterrows():
-            note_missing(ax_acc, r["target_eps"], floor_y, f"{method}: not reachable",
-                         color=st["color"])
-            notes.append(f"{method} at central eps = {r['target_eps']:g}: "
-                         f"{short_reason(method, r['reason'])}")
-    nonpriv = ok[ok["kind"] == "nonprivate"]
-    if not nonpriv.empty:
-        ax_acc.axhline(nonpriv["accuracy"].mean(), **{**method_style("nonprivate"),
-                                                       "marker": "None", "lw": 0.9,
-                                                       "label": "non-private (clipped, no noise)"})
-    if chance is not None:
-        ax_acc.axhline(chance, color="0.55", lw=0.8, ls=(0, (4, 2, 1, 2)),
-                       label=f"chance (most frequent class, {chance:.2f})")
-        ax_acc.set_ylim(bottom=max(0.0, chance - 0.05))
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(targets))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+
+
+def _label_panel(ax, targets, *, title, ylabel, bottom):
+    """Log x axis at the targets; the column title on the first row, the row label on the
+    first column, the x label on the last row."""
+    _log_targets(ax, targets)
+    if title:
+        ax.set_title(title)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if bottom:
+        ax.set_xlabel("central eps (target)")
+
+
+def _private(df):
+    return df[df["kind"] != "nonprivate"]
+
+
+def draw(df):
+    """Accuracy against the central target: rows (randomizer, model), columns profile."""
+    private = _private(df)
+    randomizers = _in_order(private["randomizer"])
+    models = _in_order(private["model"])
+    profiles = _in_order(private["profile"])
+    methods = _in_order(private["method"])
+    rows = [(r, m) for r in randomizers for m in models]
+    fig, axes = _grid(df, rows, len(profiles), 1.55)
     targets = sorted(private["target_eps"].dropna().unique())
-    for ax in (ax_acc, ax_loc):
-        ax.set_xscale("log")
-        ax.xaxis.set_major_locator(FixedLocator(targets))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.set_xlabel("central eps after T rounds (target)")
+    chance = (float(df["chance"].dropna().iloc[0])
+              if "chance" in df and df["chance"].notna().any() else None)
+    ok_all = df[df["status"] == "ok"]
+    floor_y = chance if chance is not None else float(ok_all["accuracy"].min())
+    unreachable = {}
+    for i, (rand, model) in enumerate(rows):
+        for j, prof in enumerate(profiles):
+            ax = axes[i][j]
+            cell = private[(private["randomizer"] == rand) & (private["model"] == model)
+                           & (private["profile"] == prof)]
+            for method in methods:
+                mrows = cell[cell["method"] == method]
+                if mrows.empty:
+                    continue
+                st = method_style(method, mrows["kind"].iloc[0])
+                good = mrows[mrows["status"] == "ok"]
+                if not good.empty:
+                    stats = (good.groupby("target_eps")
+                             .agg(acc=("accuracy", "mean"), sd=("accuracy", "std"))
+                             .reset_index().sort_values("target_eps"))
+                    ax.errorbar(stats["target_eps"], stats["acc"],
+                                yerr=stats["sd"].fillna(0.0), capsize=2,
+                                **{**st, "markersize": 3})
+                for _, r in mrows[mrows["status"] != "ok"].drop_duplicates(
+                        "target_eps").iterrows():
+                    note_missing(ax, r["target_eps"], floor_y, "", color=st["color"])
+                    unreachable.setdefault(method, set()).add(float(r["target_eps"]))
+            free = ok_all[(ok_all["kind"] == "nonprivate") & (ok_all["model"] == model)]
+            if not free.empty:
+                ax.axhline(free["accuracy"].mean(),
+                           **{**method_style("nonprivate"), "marker": "None", "lw": 0.9,
+                              "label": "non-private (clipped, no noise)"})
+            if chance is not None:
+                ax.axhline(chance, color="0.55", lw=0.8, ls=(0, (4, 2, 1, 2)),
+                           label=f"chance (most frequent class, {chance:.2f})")
+                ax.set_ylim(max(0.0, chance - 0.05), 1.0)
+            _label_panel(ax, targets, title=f"profile {prof}" if i == 0 else "",
+                         ylabel=f"{rand}, {model}\ntest accuracy" if j == 0 else "",
+                         bottom=i == len(rows) - 1)
     first = df.iloc[0]
-    ax_acc.set_ylabel("test accuracy (mean, bar: sd over seeds)")
-    ax_acc.set_title(f"{first['dataset']}, {first['model']}, T = {first['rounds']}, "
-                     f"delta = {first['delta']:g}, profile {first['profile']}")
-    ax_loc.set_ylabel("per-round local eps (max over users)")
-    ax_loc.set_yscale("log")
-    ax_loc.set_title(f"calibrated local budget ({first['randomizer']} randomizer)")
     handles, labels = collect_legend(fig)
+    notes = [f"{first['dataset']}, T = {first['rounds']} rounds, delta = {first['delta']:g}; "
+             "mean over seeds, bars: sd; x on the chance line: target not reachable"]
+    notes += [f"{m}: not reachable at central eps "
+              f"{', '.join(f'{e:g}' for e in sorted(es))} (no local budget meets the target)"
+              for m, es in unreachable.items()]
     finish(fig, handles, labels, ncol=2, notes=notes)
+    return fig
+
+
+def draw_budgets(df):
+    """Per-round local eps (max: filled, mean over users: open) against the central target."""
+    private = _private(df)
+    private = private[private["status"] == "ok"]
+    randomizers = _in_order(_private(df)["randomizer"])
+    profiles = _in_order(_private(df)["profile"])
+    model = _in_order(_private(df)["model"])[0]
+    private = private[private["model"] == model]
+    fig, axes = _grid(df, randomizers, len(profiles), 1.7)
+    targets = sorted(_private(df)["target_eps"].dropna().unique())
+    for i, rand in enumerate(randomizers):
+        for j, prof in enumerate(profiles):
+            ax = axes[i][j]
+            cell = private[(private["randomizer"] == rand) & (private["profile"] == prof)]
+            for method in _in_order(cell["method"]):
+                mrows = cell[cell["method"] == method]
+                st = method_style(method, mrows["kind"].iloc[0])
+                stats = (mrows.groupby("target_eps")
+                         .agg(top=("local_eps_max", "mean"), mean=("local_eps_mean", "mean"))
+                         .reset_index().sort_values("target_eps"))
+                ax.plot(stats["target_eps"], stats["top"], **{**st, "markersize": 3})
+                ax.plot(stats["target_eps"], stats["mean"],
+                        **{**st, "markersize": 3, "markerfacecolor": "white", "label": None})
+            ax.set_yscale("log")
+            _label_panel(ax, targets, title=f"profile {prof}" if i == 0 else "",
+                         ylabel=f"{rand}\nper-round local eps" if j == 0 else "",
+                         bottom=i == len(randomizers) - 1)
+    handles, labels = collect_legend(fig)
+    finish(fig, handles, labels, ncol=2,
+           notes=["filled markers: largest local eps; open markers: mean over users "
+                  f"(calibrated for {model}; the calibration does not depend on the model)"])
     return fig
 
 
@@ -92,6 +170,7 @@ def main(*, inputs, outputs, params=None, log=None):
     apply_style()
     df = read_table(inputs["table"], "sgd")
     save_figure(draw(df), [outputs["png"], outputs["pdf"]])
+    save_figure(draw_budgets(df), [outputs["budgets_png"], outputs["budgets_pdf"]])
     logger.info("plotted %d methods from %d rows", df["method"].nunique(), len(df))
 
 

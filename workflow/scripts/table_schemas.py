@@ -284,6 +284,9 @@ _TABLES = (
             C("local_eps_max", NUMBER, nullable=True, optional=True),  # not nonprivate
             C("local_eps_mean", NUMBER, nullable=True, optional=True),  # not nonprivate
             C("capped", BOOLEAN, nullable=True, optional=True),  # not nonprivate
+            # distinct per-round local eps trained with, and them (';'-separated, <= 16)
+            C("budget_levels", INTEGER, nullable=True, optional=True),
+            C("local_eps_levels", STRING, nullable=True, optional=True),
             C("status", CHOICE, values=STATUS),
             C("reason", STRING, nullable=True),
             C("accuracy", NUMBER, nullable=True),
@@ -307,7 +310,8 @@ _PIECE_CONSTANT = {
     "personalized_validity": ("randomizer",),  # compute_personalized_validity: one randomizer
     "mean_estimation": ("method",),  # simulate_mean: one method
     "frequency_estimation": ("method",),  # simulate_frequency: one method
-    "sgd": ("method", "target_eps"),  # train_sgd: one method and target eps
+    # train_sgd: one method, randomizer, budget profile and model (every target eps)
+    "sgd": ("method", "randomizer", "profile", "model"),
 }
 
 #: Every declared table kind -> its schema.

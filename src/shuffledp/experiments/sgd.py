@@ -16,7 +16,17 @@ stream depends on the method or the target: every method trains on the same spli
 same noise streams (common random numbers).  A personalized budget profile (``profile`` other
 than ``identical``) is drawn from ``rng_for(seed, "budgets", profile, n_train)`` (the same
 users as in every other experiment naming that profile and n) and scaled so that its largest
-budget is 1 (so the calibrated scale is the largest per-round local eps).
+budget is 1 (so the calibrated scale is the largest per-round local eps).  Every user's local
+delta is ``delta0`` with the Gaussian randomizer and 0 with the (pure) Duchi randomizer.
+
+Budget levels (``tiers``).  The rigorous ``clones`` accounting amplifies a user only by the
+users with the *same* budget (docs/theory.md 14: the SGD randomizers of different budgets
+share no clone mass), so for it a personalized profile is first rounded down to at most
+``tiers`` budget levels (:meth:`~shuffledp.params.BudgetProfile.rounded_down`: each user
+keeps the largest level not above its own budget, so every local guarantee still holds) and
+the users train with those rounded budgets; ``gdp`` and ``local`` use the profile as drawn.
+The row's ``budget_levels`` is the number of distinct budgets trained with and
+``local_eps_levels`` lists them (per-round local eps, ';'-separated, at most 16).
 
 Progress: ``progress(done, total)`` with ``(0, total)`` first and after each run,
 ``total = seeds``.  Importing this module does not import torch; :func:`run_sgd` does.
@@ -35,8 +45,8 @@ from shuffledp.experiments.seeding import check_seed, rng_for, seed_int
 from shuffledp.experiments.sweeps import IDENTICAL, draw_budgets
 from shuffledp.params import BudgetProfile, check_int, check_real, check_str, describe
 
-__all__ = ["NONPRIVATE", "SGD_DEFAULTS", "run_seeds", "load_sgd_data", "sgd_base_profile",
-           "run_sgd"]
+__all__ = ["NONPRIVATE", "SGD_DEFAULTS", "GRID_KEYS", "run_seeds", "load_sgd_data",
+           "sgd_base_profile", "job_config", "run_sgd"]
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +55,28 @@ NONPRIVATE = "nonprivate"
 #: Defaults of the ``sgd`` config section (as in ``config/schema.yaml``).
 SGD_DEFAULTS: Mapping[str, Any] = {
     "dataset": "digits", "mnist_path": "", "max_train": 0, "test_fraction": 0.2,
-    "model": "logreg", "hidden": 64, "randomizer": "duchi", "delta0": 0.0,
-    "profile": IDENTICAL, "clone": "standard", "delta": 1e-5, "rounds": 50, "lr": 0.3,
+    "model": "logreg", "hidden": 64, "randomizer": "duchi", "delta0": 1e-12,
+    "profile": IDENTICAL, "tiers": 4, "clone": "standard", "delta": 1e-5, "rounds": 50,
+    "lr": 0.3,
     "momentum": 0.0, "clip": 1.0, "seeds": 3, "discretization": 1e-4, "chunk": 0,
 }
+
+
+#: The workflow's grid keys (lists in the ``sgd`` config section) and the key of one job.
+GRID_KEYS: Mapping[str, str] = {"randomizers": "randomizer", "profiles": "profile",
+                                "models": "model"}
+
+
+def job_config(section: Mapping[str, Any], *, randomizer: str, profile: str,
+               model: str) -> dict[str, Any]:
+    """The settings of one job of the workflow's grid: the ``sgd`` section without its grid
+    lists (``randomizers``, ``profiles``, ``models``), with the job's three values."""
+    if not isinstance(section, Mapping):
+        raise TypeError(f"section must be a mapping (the sgd section), got {describe(section)}")
+    job = {k: v for k, v in section.items() if k not in GRID_KEYS}
+    job.update(randomizer=check_str(randomizer, "randomizer"),
+               profile=check_str(profile, "profile"), model=check_str(model, "model"))
+    return job
 
 
 def run_seeds(seed: int, runs: int) -> list[int]:
@@ -73,9 +101,21 @@ def load_sgd_data(cfg: Mapping[str, Any], run_seed: int):
 
 def sgd_base_profile(cfg: Mapping[str, Any], profiles: Mapping[str, Mapping], n: int,
                      seed: int) -> BudgetProfile:
-    """Per-round budget shape of ``n`` users with largest budget 1 (module docstring)."""
+    """Per-round budget shape of ``n`` users with largest budget 1 (module docstring); local
+    delta ``delta0`` for the Gaussian randomizer, 0 for the pure Duchi randomizer."""
+    from shuffledp.sgd.randomizers import RANDOMIZERS
+
+    cfg = {**SGD_DEFAULTS, **cfg}
     name = check_str(cfg["profile"], "profile")
     delta0 = check_real(cfg["delta0"], "delta0", low=0.0, high=1.0, high_open=True)
+    rand = check_str(cfg["randomizer"], "randomizer")
+    if rand not in RANDOMIZERS:
+        raise ValueError(f"randomizer must be one of {sorted(RANDOMIZERS)}, got "
+                         f"{short_repr(rand)}")
+    if RANDOMIZERS[rand].pure:
+        delta0 = 0.0
+    elif delta0 == 0.0:
+        raise ValueError(f"delta0 must be > 0 for the {rand} randomizer, got 0")
     if name == IDENTICAL:
         return draw_budgets(IDENTICAL, None, n=n, seed=seed, delta0=delta0)
     if name not in profiles:
@@ -134,6 +174,8 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
     calibration, reason = None, ""
     if method != NONPRIVATE:
         base = sgd_base_profile(cfg, profiles, first.n_train, seed)
+        if method == "clones":
+            base = base.rounded_down(check_int(cfg["tiers"], "tiers", low=1))
         try:
             calibration = calibrate_scale(
                 method=method, base=base, rounds=sgd_cfg.rounds, eps=float(target_eps),
@@ -157,6 +199,7 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
                 row.update(kind=NONPRIVATE, local_eps_scale=math.nan, eps_achieved=math.inf)
             else:
                 row.update({c: v for c, v in calibration.as_row().items() if c not in row})
+                row.update(_levels(calibration.profile))
             row.update(status="ok", reason="", accuracy=res.accuracy,
                        train_accuracy=res.train_accuracy, n_users=res.n_users,
                        n_params=res.n_params, seconds=res.seconds)
@@ -166,6 +209,16 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
         if progress:
             progress(k + 1, len(seeds))
     return rows
+
+
+def _levels(profile: BudgetProfile) -> dict[str, Any]:
+    """``budget_levels`` (distinct per-round local eps) and ``local_eps_levels`` (them, when
+    at most 16, ';'-separated, 4 significant digits)."""
+    import numpy as np
+
+    values = np.unique(profile.tiers.eps)
+    text = ";".join(f"{v:.4g}" for v in values) if values.size <= 16 else ""
+    return {"budget_levels": int(values.size), "local_eps_levels": text}
 
 
 def _train(k, run_seed, first, cfg, sgd_cfg, randomizer, calibration, train):

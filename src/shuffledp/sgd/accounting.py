@@ -13,18 +13,29 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
     which holds adaptively).  ``eps`` from :func:`shuffledp.gdp.gdp_eps`.  It inherits the
     central-limit approximation of the per-round formula: *not* a guarantee.
 
-``clones`` (kind ``upper``) -- rigorous.  For a fixed model, the round is a shuffled protocol
-    whose output is a post-processing of the clone-reduction pair (P, Q) of
-    :func:`shuffledp.bounds.clones.clone_pair` (Feldman, McMillan, Talwar, FOCS 2021,
-    arXiv 2012.12803, Theorem 3.2 and Appendix E: the shuffled output on the neighbouring
-    datasets is obtained from P, resp. Q, by one common randomized map).  So (P, Q)
-    dominates the round in the sense of trade-off functions, for *every* model; by the
-    adaptive composition theorem of f-DP (Dong, Roth, Su 2022, Theorem 3.2) T rounds are
-    dominated by (P^T, Q^T), whose hockey-stick divergence is computed exactly up to
-    discretisation by composing the privacy loss distribution (PLD) of (P, Q) with itself
-    T times (dp_accounting, ``PrivacyLossDistribution.self_compose``).  The pair is mirror
-    symmetric (``Q_c(a) = P_c(c+1-a)``), so one PLD serves both directions
-    (``symmetric=True``).
+``clones`` (kind ``upper``) -- rigorous (docs/theory.md 14).  For a fixed model, the round is
+    a shuffled protocol whose output, for a victim in budget tier k, is a post-processing of
+    the clone-reduction pair (P, Q) of the ``n_k`` users of that tier
+    (:func:`shuffledp.bounds.clones.clone_pair` of ``n_k`` identical users at
+    ``(eps_k, delta_k)``, standard clones: Feldman, McMillan, Talwar, FOCS 2021, arXiv
+    2012.12803, Theorem 3.2 and Appendix E; the victim's delta as a leak, docs/theory.md 8).
+    Only the victim's own tier provides clones: the L2-ball Duchi randomizer reports on a
+    sphere whose radius depends on the budget, and d-dimensional Gaussians of different
+    scales barely overlap; users of other tiers are independent of the victim (post-
+    processing).  So (P, Q) dominates the round in the sense of trade-off functions, for
+    *every* model; by the adaptive composition theorem of f-DP (Dong, Roth, Su, JRSS-B 2022,
+    Theorem 3.2) T rounds are dominated by (P^T, Q^T), whose hockey-stick divergence is
+    computed exactly up to discretisation by composing the privacy loss distribution (PLD)
+    of (P, Q) with itself T times (dp_accounting, ``PrivacyLossDistribution.self_compose``).
+    The guarantee is the maximum over the victim tiers (:func:`victim_tiers`: tiers merged
+    and pruned by the monotonicity of the pair, Lemma 9).  The pair is mirror symmetric
+    (``Q_c(a) = P_c(c+1-a)``), so one PLD serves both directions (``symmetric=True``).
+
+    Gaussian randomizer (approximate LDP): the other users of the tier do not dominate the
+    victim's mixture exactly; their deficit is at most ``e^{-eps_k} delta_k`` each in total
+    variation (Lemma 10), so T rounds add ``(1 + e^eps) T (n_k - 1) e^{-eps_k} delta_k`` to the
+    PLD's delta.  Each Gaussian is ``(e, gdp_delta(e, mu_k))``-LDP for every e, and
+    :class:`RoundsAccount` keeps the best of several such points.
 
     Discretisation is *pessimistic*: every privacy loss ``L = log(p/q)`` is rounded **up** to
     the grid ``k * discretization`` (``k = ceil(L / discretization)``); the mass the pair
@@ -33,19 +44,16 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
     mode).  Rounding losses up can only raise ``E_P[(1 - e^{eps - L_1 - ... - L_T})_+]``, so
     the result is an upper bound; its excess is at most ``T * discretization`` in eps.
 
-    Validity (which randomizers): the ``standard`` clones hold for every pure
-    ``eps_0``-LDP randomizer shared by all users (FMT21 Thm 3.2): here the
-    :class:`~shuffledp.sgd.randomizers.DuchiRandomizer` with *identical* budgets.  Not
-    covered, so :class:`~shuffledp.errors.ParameterRegimeError` is raised:
-    (i) ``clone="stronger"`` (FMT23 with Errata: a restricted class, randomized response;
-    the Duchi and Gaussian randomizers are not in it); (ii) personalized budgets: different
-    users then run *different* randomizers (different noise radii or scales), and the
-    decomposition of user j's report into clones of the *victim's* report, which the
-    reduction needs, does not hold for them (e.g. Gaussians of different variances have
-    unbounded density ratio); (iii) the Gaussian randomizer (approximate LDP): the clone
-    decomposition needs pure LDP; FMT21's extension to (eps_0, delta_0)-LDP randomizers
-    (their Theorem 3.8, an extra term proportional to n delta_0 per round) is not implemented
-    here.
+    With the Gaussian randomizer the result is also capped by the ``local`` guarantee below
+    (a minimum of two valid bounds).
+
+    Validity: the standard clones, for both SGD randomizers, any profile (a profile of
+    distinct budgets gets no amplification: round it to a few levels first,
+    :meth:`~shuffledp.params.BudgetProfile.rounded_down`, as the SGD experiment does).  Not
+    covered, so :class:`~shuffledp.errors.ParameterRegimeError` is raised: ``clone =
+    "stronger"`` (FMT23 with Errata: a restricted class, randomized response; the Duchi and
+    Gaussian randomizers are not in it).  Per-round subsampling of users is not supported
+    (docs/theory.md 14, "Subsampling").
 
 ``local`` (kind ``upper``) -- the local-only reference, no amplification: the victim's own T
     reports, a post-processing-free view of the protocol (the others' reports are
@@ -74,6 +82,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -99,8 +108,12 @@ __all__ = [
     "SGD_METHODS",
     "METHOD_KIND",
     "Calibration",
+    "VictimTier",
+    "RoundsAccount",
+    "victim_tiers",
     "round_clone_pair",
     "pld_from_pair",
+    "rounds_accounts",
     "rounds_pld",
     "rounds_epsilon",
     "rounds_delta",
@@ -161,36 +174,249 @@ def check_applicable(
         )
     if not cls.pure and not profile.delta_min > 0:
         raise ValueError(f"randomizer {randomizer!r} needs every delta_i > 0")
-    if method != "clones":
-        return
-    from shuffledp.bounds import get_bound
-
-    # one decision for every place that asks "covered": the clones bound's own coverage, for
-    # the family of this randomizer (duchi_l2: clones only between equal budgets, mass e^-eps;
-    # gaussian: not pure, not covered)
-    cov = get_bound("clones").covers(randomizer=cls, profile=profile, clone=clone)
-    if not cov.covered:
-        raise ParameterRegimeError(f"clones is not proven for this SGD setting: {cov.reason}")
+    if method == "clones" and clone != "standard":
+        # FMT23's stronger clones need the randomizer to be in their restricted class
+        # (randomized response); neither SGD randomizer is.
+        raise ParameterRegimeError(
+            f"clones ({clone}) is not proven for the {randomizer} randomizer of SGD: the "
+            "stronger clones of FMT23 hold for randomized response only; use "
+            "clone='standard'"
+        )
 
 
 # --------------------------------------------------------------------------- PLD pieces
-def round_clone_pair(
-    profile: BudgetProfile, *, clone: str = "standard", tol: float = PAIR_TOL
-) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
-    """Adapter: the per-round dominating pair ``(p, q, tail_mass)`` of the clone reduction.
+class VictimTier(NamedTuple):
+    """One per-round dominating pair of the ``clones`` accounting (module docstring).
 
-    Interface: ``p``, ``q`` are non-negative sub-probability vectors on a common finite
-    support (the victim on x^0 / x^1), both missing the mass ``tail_mass``, which the caller
-    charges at privacy loss +inf.  Implemented by :func:`shuffledp.bounds.clones.clone_pair`.
+    ``n`` users run one randomizer at ``(eps, delta)`` and the victim is one of them (the
+    pair of ``n`` identical users); ``leak`` is the per-round total-variation charge of the
+    Gaussian route (docs/theory.md 14, Lemma 10; 0 for the pure Duchi randomizer); ``tiers``
+    is how many budget tiers of the profile this pair covers (it dominates each of them);
+    ``mu`` is the largest Gaussian ``mu_i = 2C / sigma_i`` of those tiers (NaN for pure
+    randomizers): every one of them is also ``(e, gdp_delta(e, mu))``-LDP for every e.
+    """
+
+    n: int
+    eps: float
+    delta: float
+    leak: float
+    tiers: int
+    mu: float = math.nan
+
+
+def victim_tiers(profile: BudgetProfile, randomizer: str) -> list[VictimTier]:
+    """The victim pairs whose maximum bounds every user of ``profile`` (docs/theory.md 14).
+
+    Users with different budgets run randomizers whose outputs do not overlap (Duchi: spheres
+    of different radii) or overlap too little to clone in high dimension (Gaussian), so a
+    victim is amplified by the users of its own budget tier only: the pair of its tier is the
+    identical-budget pair of ``n_k`` users at ``(eps_k, delta_k)``.  The pair of ``(n, eps,
+    delta)`` is a post-processing of the pair of ``(n', eps', delta')`` when ``n' <= n``,
+    ``eps' >= eps``, ``delta' >= delta`` (Lemma 9), so tiers are first merged by user count
+    (largest eps and delta of the tiers of one count) and then the dominated ones dropped;
+    each kept pair carries the largest ``leak`` and ``mu`` of the tiers it covers.  A profile
+    of n distinct budgets thus gives one pair: ``(1, max eps, max delta)``, no amplification.
+    """
+    cls = _check_randomizer(randomizer)
+    if not isinstance(profile, BudgetProfile):
+        raise TypeError(f"profile must be a BudgetProfile, got {describe(profile)}")
+    t = profile.tiers
+    counts = t.counts.astype(np.int64)
+    if cls.pure:
+        leak = np.zeros(counts.size)
+        mu = np.full(counts.size, math.nan)
+    else:  # Lemma 10: (n_k - 1) e^{-eps_k} delta_k per round, rounded up by a relative 1e-12
+        leak = (counts - 1) * np.exp(-t.eps) * t.delta * (1.0 + 1e-12)
+        mu = GaussianRandomizer(clip=1.0).local_mu(t.eps, t.delta)
+    merged: list[list[float]] = []
+    for m in np.unique(counts):
+        sel = counts == m
+        merged.append([float(m), float(t.eps[sel].max()), float(t.delta[sel].max()),
+                       float(leak[sel].max()), float(sel.sum()), float(np.max(mu[sel]))])
+    merged.sort(key=lambda r: (-r[1], -r[2], r[0]))
+    kept: list[list[float]] = []
+    for row in merged:  # by eps descending: a dominator comes before what it dominates
+        for k in kept:
+            if k[0] <= row[0] and k[1] >= row[1] and k[2] >= row[2]:
+                k[3] = max(k[3], row[3])
+                k[4] += row[4]
+                k[5] = max(k[5], row[5])
+                break
+        else:
+            kept.append(row)
+    return [VictimTier(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in kept]
+
+
+def round_clone_pair(
+    tier: VictimTier | BudgetProfile, *, clone: str = "standard", tol: float = PAIR_TOL
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """The per-round dominating pair ``(p, q, tail_mass)`` of one victim tier.
+
+    ``p``, ``q`` are non-negative sub-probability vectors on a common finite support (the
+    victim on x^0 / x^1), both missing the mass ``tail_mass`` (the victim's local delta,
+    truncation), which the caller charges at privacy loss +inf.  ``n`` >= 2 users:
+    :func:`shuffledp.bounds.clones.clone_pair` of ``n`` identical users at ``(eps, delta)``
+    (FMT21 Thm 3.2; the victim's delta by Section 8's mixture reading).  A victim alone in
+    its tier (``n`` = 1): its own binary randomized response pair at eps (Kairouz, Oh,
+    Viswanath 2015) with the leak delta.  A one-tier :class:`BudgetProfile` is accepted too.
     """
     from shuffledp.bounds.clones import clone_pair
 
-    return clone_pair(profile, clone=clone, tol=tol)
+    if isinstance(tier, BudgetProfile):
+        t = tier.tiers
+        if t.eps.size != 1:
+            raise ParameterRegimeError(
+                "round_clone_pair: a personalized profile has one pair per victim tier; use "
+                "victim_tiers(profile, randomizer)"
+            )
+        tier = VictimTier(int(tier.n), float(t.eps[0]), float(t.delta[0]), 0.0, 1)
+    if tier.n >= 2:
+        return clone_pair(BudgetProfile.identical(n=tier.n, eps0=tier.eps, delta0=tier.delta),
+                          clone=clone, tol=tol)
+    p, q = _rr_pair(tier.eps)
+    return p * (1.0 - tier.delta), q * (1.0 - tier.delta), tier.delta
 
 
 def _rr_pair(eps0: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     e = 1.0 / (1.0 + math.exp(-eps0))  # e^eps0 / (1 + e^eps0)
     return np.array([e, 1.0 - e]), np.array([1.0 - e, e])
+
+
+#: Gaussian tiers: the (eps', delta') points of the tier's GDP profile tried, eps' = eps +
+#: j mu / 8 for j < GAUSSIAN_POINTS (j = 0: the tier's nominal (eps, delta)).
+GAUSSIAN_POINTS = 41
+#: Gaussian tiers: certificates are also tried at eps (1 - k / 32), k <= ENVELOPE_STEPS (a
+#: certificate at a smaller eps proves the larger one; the leak grows with eps).
+ENVELOPE_STEPS = 16
+
+
+class RoundsAccount:
+    """T composed rounds for one victim pair (:class:`VictimTier`).
+
+    Pure randomizers: one pessimistic PLD of the pair, composed T times.  Gaussian: the
+    tier's users are ``(e, gdp_delta(e, mu))``-LDP for *every* e, and each such point gives
+    a valid pair with its own leak (Lemma 10); the account tries ``e = eps + j mu / 8``,
+    j = 0, 1, ..., in order (lazily, caching each composed PLD) while the leak term is more
+    than 1 % of the total and the total still drops, and keeps the smallest delta (a minimum
+    of valid bounds for the same victim).  For one point the certificate at eps' is
+    PLD's delta(eps') + (1 + e^eps') T leak, and delta(eps) is the smallest certificate at
+    eps' = eps (1 - k/32), k = 0..16 (any eps' <= eps proves eps); eps(delta) is the
+    smallest eps with a certificate <= delta (:meth:`epsilon`).
+    """
+
+    def __init__(self, tier: VictimTier, *, rounds: int, clone: str = "standard",
+                 discretization: float = DISCRETIZATION, tol: float = PAIR_TOL) -> None:
+        self.tier = tier
+        self.rounds = _check_rounds(rounds)
+        self._settings = (clone, discretization, tol)
+        self._points: dict[int, tuple[Any, float]] = {}
+
+    @property
+    def gaussian(self) -> bool:
+        return not math.isnan(self.tier.mu)
+
+    def point(self, j: int) -> tuple[VictimTier, Any, float]:
+        """The j-th (pair, composed PLD, T x leak) of this account."""
+        tier = self.tier
+        if j > 0:
+            e = tier.eps + 0.125 * j * tier.mu
+            d = min(float(gdp_delta(e, tier.mu)) * (1.0 + 1e-9) + 1e-300, 1.0)
+            tier = tier._replace(eps=e, delta=d,
+                                 leak=(tier.n - 1) * math.exp(-e) * d * (1.0 + 1e-12))
+        if j not in self._points:
+            clone, disc, tol = self._settings
+            p, q, tail = round_clone_pair(tier, clone=clone, tol=tol)
+            pld = pld_from_pair(p, q, tail, discretization=disc)
+            self._points[j] = (pld if self.rounds == 1 else pld.self_compose(self.rounds),
+                               self.rounds * tier.leak)
+        pld, leak = self._points[j]
+        return tier, pld, leak
+
+    @property
+    def pld(self):
+        """The composed PLD of the nominal point (j = 0)."""
+        return self.point(0)[1]
+
+    def _points_in_order(self):
+        yield from range(GAUSSIAN_POINTS if self.gaussian else 1)
+
+    def delta(self, eps: float) -> float:
+        best = prev = math.inf
+        for j in self._points_in_order():
+            _, pld, leak = self.point(j)
+            total, extra = _certificate(pld, leak, eps)
+            best = min(best, total)
+            if extra <= 0.01 * total or total > prev:
+                break
+            prev = total
+        return best
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest certified eps at ``delta`` (inf when none) over the points tried."""
+        best = prev = math.inf
+        for j in self._points_in_order():
+            _, pld, leak = self.point(j)
+            e = _point_epsilon(pld, leak, delta)
+            best = min(best, e)
+            if leak == 0 or (math.isfinite(e) and (1.0 + math.exp(e)) * leak <= 0.01 * delta):
+                break
+            if e > prev:
+                break
+            prev = e
+        return best
+
+
+def _certificate(pld: Any, leak: float, eps: float) -> tuple[float, float]:
+    """(smallest certificate at eps' = eps (1 - k/32), k <= ENVELOPE_STEPS, its leak term);
+    without leak the PLD's delta at eps itself (non-increasing in eps)."""
+    best, best_extra = math.inf, 0.0
+    for k in range(ENVELOPE_STEPS + 1 if leak > 0 else 1):
+        e = eps * (1.0 - k / 32.0)
+        extra = (1.0 + math.exp(e)) * leak
+        total = min(float(pld.get_delta_for_epsilon(e)) + extra, 1.0)
+        if total < best:
+            best, best_extra = total, extra
+        elif k > 0 and total > best:
+            break
+    return best, best_extra
+
+
+def _point_epsilon(pld: Any, leak: float, delta: float) -> float:
+    """Smallest eps with pld's delta(eps) + (1 + e^eps) leak <= delta (inf when none): the
+    fixed point of eps -> pld's eps at ``delta - (1 + e^eps) leak`` from 0; every iterate is
+    at most the smallest solution (the map is non-decreasing), then checked."""
+    if leak == 0:
+        return max(float(pld.get_epsilon_for_delta(delta)), 0.0)
+    eps = 0.0
+    for _ in range(200):
+        room = delta - (1.0 + math.exp(eps)) * leak
+        if room <= 0:
+            return math.inf
+        nxt = max(float(pld.get_epsilon_for_delta(room)), 0.0)
+        if nxt <= eps * (1.0 + 1e-9) + 1e-12:
+            cand = eps * (1.0 + 1e-9) + 1e-12
+            if float(pld.get_delta_for_epsilon(cand)) + (1.0 + math.exp(cand)) * leak <= delta:
+                return cand
+            nxt = cand * (1.0 + 1e-6) + 1e-9
+        eps = nxt
+    return math.inf
+
+
+def rounds_accounts(
+    *,
+    profile: BudgetProfile,
+    rounds: int,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+    tol: float = PAIR_TOL,
+) -> list[RoundsAccount]:
+    """The ``clones`` accounting of T rounds: one :class:`RoundsAccount` per victim pair of
+    :func:`victim_tiers`; the guarantee is the maximum of their deltas."""
+    t = _check_rounds(rounds)
+    check_applicable(method="clones", profile=profile, randomizer=randomizer, clone=clone)
+    return [RoundsAccount(tier, rounds=t, clone=clone, discretization=discretization, tol=tol)
+            for tier in victim_tiers(profile, randomizer)]
 
 
 def rounds_pld(
@@ -203,18 +429,25 @@ def rounds_pld(
     discretization: float = DISCRETIZATION,
     tol: float = PAIR_TOL,
 ):
-    """The T-fold composed pessimistic PLD for ``clones`` or (pure) ``local``."""
+    """The T-fold composed pessimistic PLD for pure ``local``, or for ``clones`` when the
+    profile has one victim pair and no Gaussian leak (otherwise use
+    :func:`rounds_accounts`)."""
     t = _check_rounds(rounds)
     check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
     if method == "clones":
-        p, q, tail = round_clone_pair(profile, clone=clone, tol=tol)
-    elif method == "local" and RANDOMIZERS[randomizer].pure:
+        acc = rounds_accounts(profile=profile, rounds=t, randomizer=randomizer, clone=clone,
+                              discretization=discretization, tol=tol)
+        if len(acc) != 1 or acc[0].gaussian:
+            raise ParameterRegimeError(
+                "rounds_pld: this setting is a maximum over victim pairs or has a leak term; "
+                "use rounds_accounts"
+            )
+        return acc[0].pld
+    if method == "local" and RANDOMIZERS[randomizer].pure:
         p, q = _rr_pair(profile.eps_max)
-        tail = 0.0
-    else:
-        raise ValueError(f"no PLD for method {method!r} with randomizer {randomizer!r}")
-    pld = pld_from_pair(p, q, tail, discretization=discretization)
-    return pld if t == 1 else pld.self_compose(t)
+        pld = pld_from_pair(p, q, 0.0, discretization=discretization)
+        return pld if t == 1 else pld.self_compose(t)
+    raise ValueError(f"no PLD for method {method!r} with randomizer {randomizer!r}")
 
 
 def _total_mu(method: str, profile: BudgetProfile, rounds: int) -> float:
@@ -228,27 +461,44 @@ def _total_mu(method: str, profile: BudgetProfile, rounds: int) -> float:
     return math.sqrt(rounds) * mu
 
 
+def _with_local(method: str, randomizer: str) -> bool:
+    """``clones`` with the Gaussian randomizer is also bounded by the local-only guarantee
+    (each victim's own T reports are ``sqrt(T) mu``-GDP; the others' reports are independent
+    of its record), which wins when the tiers are small.  For the pure Duchi randomizer
+    ``clones`` is never above ``local`` (Lemma 9 with n' = 1), so it is not evaluated."""
+    return method == "clones" and not RANDOMIZERS[randomizer].pure
+
+
 def _uses_gdp(method: str, randomizer: str) -> bool:
     return method == "gdp" or (method == "local" and not RANDOMIZERS[randomizer].pure)
 
 
 def _accountant(method, profile, rounds, randomizer, clone, discretization):
     """The T-round accountant shared by :func:`rounds_epsilon` and :func:`rounds_delta`:
-    ``(mu, None)`` for GDP accounting, ``(None, pld)`` for a composed PLD."""
+    ``(mu, None)`` for GDP accounting, ``(None, accounts)`` for composed PLDs."""
     t = _check_rounds(rounds)
     _check_common(profile, clone, discretization)
     check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
     if _uses_gdp(method, randomizer):
         return _total_mu(method, profile, t), None
-    pld = rounds_pld(
-        method=method,
-        profile=profile,
-        rounds=t,
-        randomizer=randomizer,
-        clone=clone,
-        discretization=discretization,
-    )
-    return None, pld
+    if method == "clones":
+        return None, rounds_accounts(profile=profile, rounds=t, randomizer=randomizer,
+                                     clone=clone, discretization=discretization)
+    pld = rounds_pld(method=method, profile=profile, rounds=t, randomizer=randomizer,
+                     clone=clone, discretization=discretization)
+    return None, [_Fixed(pld)]
+
+
+class _Fixed(NamedTuple):
+    """A composed PLD without leak (the pure local-only reference)."""
+
+    pld: Any
+
+    def delta(self, eps: float) -> float:
+        return min(float(self.pld.get_delta_for_epsilon(eps)), 1.0)
+
+    def epsilon(self, delta: float) -> float:
+        return max(float(self.pld.get_epsilon_for_delta(delta)), 0.0)
 
 
 def rounds_epsilon(
@@ -263,13 +513,18 @@ def rounds_epsilon(
 ) -> float:
     """Central eps at ``delta`` after ``rounds`` rounds with per-round budgets ``profile``.
 
-    ``clones``/``local`` are upper bounds (pessimistic PLD); ``gdp`` is the approximation.
+    ``clones``/``local`` are upper bounds (pessimistic PLD; the maximum over victim pairs);
+    ``gdp`` is the approximation.  ``inf`` when no eps certifies ``delta`` (the Gaussian
+    leak alone exceeds it).
     """
     delta = check_target_delta(delta)
-    mu, pld = _accountant(method, profile, rounds, randomizer, clone, discretization)
-    if pld is None:
+    mu, accounts = _accountant(method, profile, rounds, randomizer, clone, discretization)
+    if accounts is None:
         return gdp_eps(delta, mu, side="upper")
-    return max(float(pld.get_epsilon_for_delta(delta)), 0.0)
+    eps = max(a.epsilon(delta) for a in accounts)
+    if _with_local(method, randomizer):  # the local-only guarantee holds too
+        eps = min(eps, gdp_eps(delta, _total_mu("local", profile, rounds), side="upper"))
+    return eps
 
 
 def rounds_delta(
@@ -284,10 +539,13 @@ def rounds_delta(
 ) -> float:
     """Central delta at ``eps`` after ``rounds`` rounds (same conventions as above)."""
     eps = check_target_eps(eps)
-    mu, pld = _accountant(method, profile, rounds, randomizer, clone, discretization)
-    if pld is None:
+    mu, accounts = _accountant(method, profile, rounds, randomizer, clone, discretization)
+    if accounts is None:
         return float(gdp_delta(eps, mu))
-    return min(float(pld.get_delta_for_epsilon(eps)), 1.0)
+    delta = max(a.delta(eps) for a in accounts)
+    if _with_local(method, randomizer):  # the local-only guarantee holds too
+        delta = min(delta, float(gdp_delta(eps, _total_mu("local", profile, rounds))))
+    return delta
 
 
 # --------------------------------------------------------------------------- calibration

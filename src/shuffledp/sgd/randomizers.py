@@ -33,12 +33,11 @@ L2 norm (the sensitivity).  Budgets are per user: ``eps[i]`` (and ``delta[i]``) 
     input in the ball: the ratio for any two inputs is at most ``e^eps``.
 
 Which shuffle analyses hold (see :mod:`shuffledp.sgd.accounting`): both are valid inputs for
-the paper's GDP approximation.  Rigorous clone accounting asks
-``get_bound("clones").covers(randomizer=..., profile=...)`` with this randomizer's family
-(:mod:`shuffledp.randomizers`): the L2-ball Duchi randomizer (``duchi_l2``) reports on a sphere
-of radius B(eps_i), so users with different budgets share no outputs and only equal budgets
-provide clones, with mass e^{-eps} over all input pairs (standard clones, identical budgets);
-the Gaussian randomizer is not pure LDP and is not covered.
+the paper's GDP approximation.  The rigorous clone accounting amplifies a user only by the
+users of the same budget: the L2-ball Duchi randomizer reports on a sphere of radius
+B(eps_i), so users with different budgets share no outputs (clone mass e^{-eps} within a
+budget, 0 across), and d-dimensional Gaussians are handled within a budget by charging the
+other users' non-overlapping mass as total variation (docs/theory.md 14, Lemma 10).
 
 >>> import torch
 >>> r = DuchiRandomizer(clip=1.0)
