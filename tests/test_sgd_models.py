@@ -84,3 +84,20 @@ def test_bad_model_inputs():
     m = build_model("logreg", n_features=4, n_classes=2, generator=g)
     with pytest.raises(ValueError, match="flat must have 10 entries"):
         set_flat_params(m, torch.zeros(3))
+
+
+def test_clipped_norms_and_noise_scales_never_exceed_what_is_accounted():
+    # float32 round-off must not push a clipped norm above C (the sensitivity the Gaussian is
+    # calibrated for) nor a float64 noise scale below its value (docs/theory.md 14)
+    import numpy as np
+
+    from shuffledp.sgd.randomizers import _rounded_up
+
+    gen = torch.Generator().manual_seed(3)
+    rows = torch.randn(200_000, 7, generator=gen) * 5.0
+    assert float(clip_rows(rows, 1.0).norm(dim=1).max()) <= 1.0
+    assert float(clip_rows(rows.double(), 0.3).norm(dim=1).max()) <= 0.3
+    sig = np.random.default_rng(4).uniform(0.5, 300.0, 100_000)
+    up = _rounded_up(sig, torch.float32)
+    assert up.dtype == torch.float32 and bool(np.all(up.double().numpy() >= sig))
+    assert float(np.max(up.double().numpy() / sig - 1)) < 1.2e-7  # one float32 step at most

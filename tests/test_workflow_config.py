@@ -187,6 +187,12 @@ MAX_CONFIG_ERROR_LINES = 15
         (["runtime={profile: uniform_0.5}"], ["undefined profile", "'uniform_0.5_2'"]),
         (["methods=gdp"], ["config methods = 'gdp': must be 'all' or a list of strings"]),
         (["sgd={rounds: abc}"], ["config sgd.rounds = 'abc': must be of type integer"]),
+        (["sgd={profiles: [identical, uniform_0.5]}"], ["sgd.profiles", "undefined profile"]),
+        (
+            ["profiles={g0: {kind: mixture, groups: [[0.5, 0.5, 0.0], [0.5, 2.0]]}}",
+             "sgd={profiles: [g0]}"],
+            ["config profiles.g0: a group with delta 0 cannot run the sgd gaussian"],
+        ),
     ],
 )
 def test_config_errors_are_short(config, expected):

@@ -204,6 +204,15 @@ def cross_check_problems(cfg):
     ]
     for where, name in refs:
         lines += _unknown_names(where, [name], defined, "undefined profile")
+    if "gaussian" in cfg["sgd"].get("randomizers", []):
+        for name in cfg["sgd"].get("profiles", []):
+            groups = cfg["profiles"].get(name, {}).get("groups", [])
+            if any(len(g) > 2 and g[2] == 0 for g in groups):
+                lines.append(
+                    f"config profiles.{name}: a group with delta 0 cannot run the sgd "
+                    "gaussian randomizer (it needs every delta_i > 0; omit the group's "
+                    "delta to use sgd.delta0)"
+                )
     bad_table_n = sorted(
         set(cfg["personalized"]["table_n"]) - set(cfg["personalized"]["n"])
     )

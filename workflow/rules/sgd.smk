@@ -32,7 +32,7 @@ rule train_sgd:
         benchmark_path("train_sgd/{randomizer}/{profile}/{model}/{method}.tsv")
     wildcard_constraints:
         randomizer="[a-z]+",
-        profile="[A-Za-z0-9_.-]+",
+        profile="[^/]+",
         model="[a-z]+",
         method="[a-z][a-z0-9_]*",
     conda:

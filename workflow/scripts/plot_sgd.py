@@ -38,7 +38,7 @@ def _in_order(values):
     return list(dict.fromkeys(values))
 
 
-def _grid(df, rows, n_cols, height):
+def _grid(rows, n_cols, height):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(rows), n_cols, figsize=(TEXT_WIDTH, height * len(rows)),
@@ -79,7 +79,7 @@ def draw(df):
     profiles = _in_order(private["profile"])
     methods = _in_order(private["method"])
     rows = [(r, m) for r in randomizers for m in models]
-    fig, axes = _grid(df, rows, len(profiles), 1.55)
+    fig, axes = _grid(rows, len(profiles), 1.55)
     targets = sorted(private["target_eps"].dropna().unique())
     chance = (float(df["chance"].dropna().iloc[0])
               if "chance" in df and df["chance"].notna().any() else None)
@@ -125,7 +125,8 @@ def draw(df):
     notes = [f"{first['dataset']}, T = {first['rounds']} rounds, delta = {first['delta']:g}; "
              "mean over seeds, bars: sd; x on the chance line: target not reachable"]
     notes += [f"{m}: not reachable at central eps "
-              f"{', '.join(f'{e:g}' for e in sorted(es))} (no local budget meets the target)"
+              f"{', '.join(f'{e:g}' for e in sorted(es))} where marked (no local budget meets "
+              "the target)"
               for m, es in unreachable.items()]
     finish(fig, handles, labels, ncol=2, notes=notes)
     return fig
@@ -139,7 +140,7 @@ def draw_budgets(df):
     profiles = _in_order(_private(df)["profile"])
     model = _in_order(_private(df)["model"])[0]
     private = private[private["model"] == model]
-    fig, axes = _grid(df, randomizers, len(profiles), 1.7)
+    fig, axes = _grid(randomizers, len(profiles), 1.7)
     targets = sorted(_private(df)["target_eps"].dropna().unique())
     for i, rand in enumerate(randomizers):
         for j, prof in enumerate(profiles):

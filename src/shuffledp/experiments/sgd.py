@@ -102,7 +102,8 @@ def load_sgd_data(cfg: Mapping[str, Any], run_seed: int):
 def sgd_base_profile(cfg: Mapping[str, Any], profiles: Mapping[str, Mapping], n: int,
                      seed: int) -> BudgetProfile:
     """Per-round budget shape of ``n`` users with largest budget 1 (module docstring); local
-    delta ``delta0`` for the Gaussian randomizer, 0 for the pure Duchi randomizer."""
+    delta ``delta0`` (or a mixture group's own delta, which must be > 0) for the Gaussian
+    randomizer, 0 for the pure Duchi randomizer."""
     from shuffledp.sgd.randomizers import RANDOMIZERS
 
     cfg = {**SGD_DEFAULTS, **cfg}
@@ -122,6 +123,11 @@ def sgd_base_profile(cfg: Mapping[str, Any], profiles: Mapping[str, Mapping], n:
         raise ValueError(f"profile = {name!r} is neither 'identical' nor one of the profiles "
                          f"{sorted(profiles)}")
     prof = draw_budgets(name, profiles[name], n=n, seed=seed, delta0=delta0)
+    if RANDOMIZERS[rand].pure and not prof.is_pure:  # a group's own delta: Duchi is pure
+        prof = BudgetProfile(eps=prof.eps, delta=0.0, label=prof.label)
+    elif not RANDOMIZERS[rand].pure and not prof.delta_min > 0:
+        raise ValueError(f"profile {name!r} gives some users delta_i = 0 (a group's own "
+                         f"delta); the {rand} randomizer needs every delta_i > 0")
     return prof.scaled(1.0 / prof.eps_max)
 
 

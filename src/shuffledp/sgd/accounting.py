@@ -338,7 +338,13 @@ class RoundsAccount:
         return self.point(0)[1]
 
     def _points_in_order(self):
-        yield from range(GAUSSIAN_POINTS if self.gaussian else 1)
+        """j = 0 and, for a Gaussian tier, the further points with eps' <= EPS_LOCAL_MAX."""
+        yield 0
+        if self.gaussian:
+            for j in range(1, GAUSSIAN_POINTS):
+                if self.tier.eps + 0.125 * j * self.tier.mu > EPS_LOCAL_MAX:
+                    return
+                yield j
 
     def delta(self, eps: float) -> float:
         best = prev = math.inf
@@ -358,12 +364,21 @@ class RoundsAccount:
             _, pld, leak = self.point(j)
             e = _point_epsilon(pld, leak, delta)
             best = min(best, e)
-            if leak == 0 or (math.isfinite(e) and (1.0 + math.exp(e)) * leak <= 0.01 * delta):
+            if leak == 0 or _charge(e, leak) <= 0.01 * delta:
                 break
             if e > prev:
                 break
             prev = e
         return best
+
+
+def _charge(eps: float, leak: float) -> float:
+    """(1 + e^eps) leak, the total-variation charge of Lemma 10 (inf on overflow)."""
+    if leak <= 0:
+        return 0.0
+    if not math.isfinite(eps):
+        return math.inf
+    return (1.0 + math.exp(eps)) * leak if eps < 700.0 else math.inf
 
 
 def _certificate(pld: Any, leak: float, eps: float) -> tuple[float, float]:
@@ -372,7 +387,7 @@ def _certificate(pld: Any, leak: float, eps: float) -> tuple[float, float]:
     best, best_extra = math.inf, 0.0
     for k in range(ENVELOPE_STEPS + 1 if leak > 0 else 1):
         e = eps * (1.0 - k / 32.0)
-        extra = (1.0 + math.exp(e)) * leak
+        extra = _charge(e, leak)
         total = min(float(pld.get_delta_for_epsilon(e)) + extra, 1.0)
         if total < best:
             best, best_extra = total, extra
@@ -389,13 +404,13 @@ def _point_epsilon(pld: Any, leak: float, delta: float) -> float:
         return max(float(pld.get_epsilon_for_delta(delta)), 0.0)
     eps = 0.0
     for _ in range(200):
-        room = delta - (1.0 + math.exp(eps)) * leak
+        room = delta - _charge(eps, leak)
         if room <= 0:
             return math.inf
         nxt = max(float(pld.get_epsilon_for_delta(room)), 0.0)
         if nxt <= eps * (1.0 + 1e-9) + 1e-12:
             cand = eps * (1.0 + 1e-9) + 1e-12
-            if float(pld.get_delta_for_epsilon(cand)) + (1.0 + math.exp(cand)) * leak <= delta:
+            if float(pld.get_delta_for_epsilon(cand)) + _charge(cand, leak) <= delta:
                 return cand
             nxt = cand * (1.0 + 1e-6) + 1e-9
         eps = nxt

@@ -83,12 +83,27 @@ __all__ = [
 def clip_rows(g: torch.Tensor, clip: float, *, inplace: bool = False) -> torch.Tensor:
     """Scale each row to L2 norm at most ``clip``: ``g_i * min(1, clip / ||g_i||)``.
 
-    ``inplace=True`` overwrites ``g`` (saves one (n, d) allocation)."""
+    A row that is scaled gets a factor smaller by a relative ``8 u`` (u the unit round-off
+    of ``g``'s dtype), so that its computed norm stays at most ``clip`` despite round-off
+    (the sensitivity the randomizers are calibrated for).  ``inplace=True`` overwrites
+    ``g`` (saves one (n, d) allocation)."""
     _check_rows(g, "g")
     clip = _check_clip(clip)
     norms = g.norm(dim=1, keepdim=True)
-    factor = torch.clamp(clip / torch.clamp(norms, min=1e-30), max=1.0)
+    factor = clip / torch.clamp(norms, min=1e-30)
+    shrink = 1.0 - 8.0 * torch.finfo(g.dtype).eps
+    factor = torch.where(factor < 1.0, factor * shrink, torch.ones_like(factor))
     return g.mul_(factor) if inplace else g * factor
+
+
+def _rounded_up(values: NDArray[np.float64], dtype: torch.dtype) -> torch.Tensor:
+    """``values`` in ``dtype``, each rounded up (never below the float64 value): a noise
+    scale must not shrink when the computation runs in float32."""
+    t = torch.as_tensor(values, dtype=dtype)
+    low = t.double() < torch.as_tensor(values, dtype=torch.float64)
+    if bool(low.any()):
+        t = torch.where(low, torch.nextafter(t, torch.full_like(t, math.inf)), t)
+    return t
 
 
 def _check_clip(clip: object) -> float:
@@ -174,7 +189,7 @@ class GaussianRandomizer:
         n = g.shape[0]
         sig = self.sigma(_as_rows(eps, n, "eps"), _as_rows(delta, n, "delta"))
         noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
-        return noise.mul_(torch.as_tensor(sig, dtype=g.dtype).unsqueeze(1)).add_(g)
+        return noise.mul_(_rounded_up(sig, g.dtype).unsqueeze(1)).add_(g)
 
 
 @dataclass(frozen=True)
