@@ -3,7 +3,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 SCRIPTS = ROOT / "workflow" / "scripts"
-if str(SCRIPTS) not in sys.path:
-    sys.path.insert(0, str(SCRIPTS))
+# workflow scripts (thin adapters) and the shared test helpers (_oracle) are importable from
+# every test folder (tests/<package>/ mirrors src/shuffledp/<package>/)
+for path in (SCRIPTS, TESTS):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))

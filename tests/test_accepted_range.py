@@ -1,4 +1,4 @@
-"""Soundness over the whole accepted range (shuffledp.params: eps_i in [0, 50], n in [2, 1e9],
+"""Soundness over the whole accepted range (shuffledp.limits: eps_i in [0, 50], n in [2, 1e9],
 target delta in [1e-30, 0.99], any finite target eps), the vacuous flag, the consistency alarm
 and the lower-bound check of the paper's formula.
 
@@ -28,7 +28,7 @@ from shuffledp.compare import (
     compare_bounds,
     lower_bound_check,
 )
-from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX, N_MAX, N_MAX_ARRAYS
+from shuffledp.limits import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX, N_MAX, N_MAX_ARRAYS
 from shuffledp.poisson_binomial import binom_pmf, binom_sf, poisson_binomial_pmf_exact
 
 UPPERS = [m for m in list_bounds() if get_bound(m).info.kind == "upper"]

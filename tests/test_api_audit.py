@@ -22,10 +22,12 @@ import numpy as np
 import pytest
 import torch
 
+from shuffledp.budgets import BudgetProfile, PrivacyTarget
 from shuffledp.calibration import calibrate_eps0, calibrate_scale, local_only_scale
 from shuffledp.estimators import mse_summary, run_protocol, shuffle
+from shuffledp.experiments.profiles import profile_from_spec
 from shuffledp.gdp import compose_gdp, gdp_delta, gdp_eps, gdp_mu_from_eps_delta
-from shuffledp.io import load_budgets
+from shuffledp.io import load_budgets, parse_budgets_csv, parse_budgets_npy
 from shuffledp.mechanisms import (
     DuchiMechanism,
     GaussianMechanism,
@@ -36,13 +38,6 @@ from shuffledp.mechanisms import (
     analytic_gaussian_sigma,
     gaussian_delta,
     permutation_variance,
-)
-from shuffledp.params import (
-    BudgetProfile,
-    PrivacyTarget,
-    check_target_delta,
-    check_target_eps,
-    profile_from_spec,
 )
 from shuffledp.sgd.data import (
     Dataset,
@@ -65,6 +60,7 @@ from shuffledp.sgd.models import (
 )
 from shuffledp.sgd.randomizers import DuchiRandomizer, GaussianRandomizer
 from shuffledp.sgd.train import SGDConfig, private_mean_gradient, train_shuffled_sgd
+from shuffledp.validation import check_target_delta, check_target_eps
 
 HUGE = "x" * 100_000
 MAX_MESSAGE = 300
@@ -549,18 +545,18 @@ bad(
 
 # ---- budgets files: text and bytes parsers
 bad(
-    "from_csv_text",
+    "parse_budgets_csv",
     "text",
     NOT_BYTES[:1] + [b"eps\n1\n2\n", 1, True, [], object()],
     TypeError,
-    lambda v, ctx: BudgetProfile.from_csv_text(v),
+    lambda v, ctx: parse_budgets_csv(v),
 )
 bad(
-    "from_csv_text",
+    "parse_budgets_csv",
     "label",
     NOT_STRS,
     TypeError,
-    lambda v, ctx: BudgetProfile.from_csv_text("eps\n1\n2\n", label=v),
+    lambda v, ctx: parse_budgets_csv("eps\n1\n2\n", label=v),
 )
 for text, name in [
     ("", "budgets"),
@@ -594,20 +590,20 @@ for text, name in [
     ("\ufeffeps,count\n1,3\n2,1e300\n", "count"),
 ]:
     case(
-        "from_csv_text",
+        "parse_budgets_csv",
         f"text={text[:30]!r}",
         ValueError,
         name,
-        lambda ctx, text=text: BudgetProfile.from_csv_text(text),
+        lambda ctx, text=text: parse_budgets_csv(text),
     )
 
-bad("from_npy_bytes", "data", NOT_BYTES, TypeError, lambda v, ctx: BudgetProfile.from_npy_bytes(v))
+bad("parse_budgets_npy", "data", NOT_BYTES, TypeError, lambda v, ctx: parse_budgets_npy(v))
 bad(
-    "from_npy_bytes",
+    "parse_budgets_npy",
     "label",
     NOT_STRS,
     TypeError,
-    lambda v, ctx: BudgetProfile.from_npy_bytes(_npy(np.ones(3)), label=v),
+    lambda v, ctx: parse_budgets_npy(_npy(np.ones(3)), label=v),
 )
 NPY_BAD = {
     "empty": b"",
@@ -646,11 +642,11 @@ NPY_BAD = {
 }
 for label, data in NPY_BAD.items():
     case(
-        "from_npy_bytes",
+        "parse_budgets_npy",
         label,
         ValueError,
         {"one_user": "eps", "struct_count_too_many": "n (number of users)"}.get(label, "budgets"),
-        lambda ctx, data=data: BudgetProfile.from_npy_bytes(data),
+        lambda ctx, data=data: parse_budgets_npy(data),
     )
 
 # ---- load_budgets: real files
@@ -1696,16 +1692,16 @@ ok(
 ok("from_arrays uint8 eps", lambda ctx: BudgetProfile.from_arrays(np.array([1, 2], np.uint8)))
 ok(
     "csv BOM + quoted + case",
-    lambda ctx: BudgetProfile.from_csv_text('\ufeff"EPS", "Delta"\n"1.0",0\n2.0,"1e-9"\n'),
+    lambda ctx: parse_budgets_csv('\ufeff"EPS", "Delta"\n"1.0",0\n2.0,"1e-9"\n'),
 )
 ok(
     "csv comments and blank lines",
-    lambda ctx: BudgetProfile.from_csv_text("# deployment\n\neps\n1\n\n# more\n2\n"),
+    lambda ctx: parse_budgets_csv("# deployment\n\neps\n1\n\n# more\n2\n"),
 )
-ok("npy bytearray int", lambda ctx: BudgetProfile.from_npy_bytes(bytearray(_npy(np.array([1, 2])))))
+ok("npy bytearray int", lambda ctx: parse_budgets_npy(bytearray(_npy(np.array([1, 2])))))
 ok(
     "npy structured",
-    lambda ctx: BudgetProfile.from_npy_bytes(
+    lambda ctx: parse_budgets_npy(
         _npy(np.array([(1.0, 0.0), (2.0, 1e-9)], dtype=[("eps", "f8"), ("delta", "f8")]))
     ),
 )

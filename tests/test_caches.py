@@ -25,7 +25,7 @@ from shuffledp.caching import (
 #: The module-level caches of the package when the cache layer was introduced.
 KNOWN = {
     "clones.counts": ("shuffledp.bounds.clones", "_COUNT_CACHE"),
-    "clones.digests": ("shuffledp.bounds.clones", "_DIGESTS"),
+    "budgets.digests": ("shuffledp.budgets", "_DIGESTS"),
     "rr_exact.pairs": ("shuffledp.bounds.rr_exact", "_CACHE"),
     "krr_exact.laws": ("shuffledp.bounds.krr_exact", "_CACHE"),
     "randomizers.tiers": ("shuffledp.randomizers", "_TIERS"),

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound, list_bounds
-from shuffledp.params import N_MAX, N_MAX_ARRAYS
+from shuffledp.limits import N_MAX, N_MAX_ARRAYS
 
 TIERS_EPS = [0.5, 1.0, 2.0, 4.0, 8.0]
 TIERS_1E9 = [400_000_000, 300_000_000, 200_000_000, 90_000_000, 10_000_000]

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from shuffledp import BudgetProfile, PrivacyTarget
-from shuffledp.io import load_budgets
-from shuffledp.params import profile_from_spec
+from shuffledp.experiments.profiles import profile_from_spec
+from shuffledp.io import load_budgets, parse_budgets_csv, parse_budgets_npy
 
 
 # (a) reference values --------------------------------------------------------------------
@@ -87,7 +87,7 @@ def test_csv_and_npy_parsing(tmp_path):
     assert q.n == 3 and q.delta[1] == 1e-8
     buf = io.BytesIO()
     np.save(buf, np.full(4, 0.5))
-    assert BudgetProfile.from_npy_bytes(buf.getvalue()).n == 4
+    assert parse_budgets_npy(buf.getvalue()).n == 4
 
 
 # (c) bad input -------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_bad_identical():
 )
 def test_bad_csv(text, match):
     with pytest.raises(ValueError, match=match):
-        BudgetProfile.from_csv_text(text)
+        parse_budgets_csv(text)
 
 
 def test_bad_files(tmp_path):
@@ -179,7 +179,7 @@ def test_csv_bom_quotes_and_header_case(tmp_path):
     f.write_bytes(b'\xef\xbb\xbf"EPS", "Delta"\r\n"1.5",0\r\n2.0,"1e-9"\r\n')
     p = load_budgets(f)
     assert list(p.eps) == [1.5, 2.0] and list(p.delta) == [0.0, 1e-9]
-    assert BudgetProfile.from_csv_text("\ufeff eps \n1\n2\n").n == 2
+    assert parse_budgets_csv("\ufeff eps \n1\n2\n").n == 2
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ def test_csv_bom_quotes_and_header_case(tmp_path):
 )
 def test_csv_columns_are_exactly_eps_delta_and_count(text, match):
     with pytest.raises(ValueError, match=match):
-        BudgetProfile.from_csv_text(text)
+        parse_budgets_csv(text)
 
 
 def test_budget_tiers_with_counts_are_a_histogram(tmp_path):
@@ -223,7 +223,7 @@ def test_npy_rejects_non_real_and_bad_shapes(arr, match):
     buf = io.BytesIO()
     np.save(buf, arr)
     with pytest.raises(ValueError, match=match):
-        BudgetProfile.from_npy_bytes(buf.getvalue())
+        parse_budgets_npy(buf.getvalue())
 
 
 def test_wrong_types_name_the_parameter():
@@ -232,7 +232,7 @@ def test_wrong_types_name_the_parameter():
     with pytest.raises(TypeError, match="^eps0 must be a real number, got str '1.0'$"):
         BudgetProfile.identical(n=10, eps0="1.0")
     with pytest.raises(TypeError, match="^text must be a str, got NoneType None$"):
-        BudgetProfile.from_csv_text(None)
+        parse_budgets_csv(None)
     with pytest.raises(ValueError, match=r"groups\[0\] must have 2 or 3 entries"):
         BudgetProfile.mixture(n=10, groups=[(1.0,)])
     with pytest.raises(TypeError, match="high must be a real number, got str"):

@@ -239,13 +239,13 @@ def test_schema_forbids_unknown_keys():
         jsonschema.validate(dict(_merged("config/config.yaml"), metods=["gdp"]), SCHEMA)
 
 
-# --- the schema's limits are the library's accepted range (shuffledp.params) ------------------
+# --- the schema's limits are the library's accepted range (shuffledp.limits) ------------------
 
 
 def test_schema_limits_are_the_library_constants():
     # the workflow draws per-user profiles: n up to N_MAX_ARRAYS (histograms go further)
-    from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX
-    from shuffledp.params import N_MAX_ARRAYS as N_MAX
+    from shuffledp.limits import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX
+    from shuffledp.limits import N_MAX_ARRAYS as N_MAX
 
     defs = SCHEMA["definitions"]
     assert defs["delta"]["minimum"] == DELTA_MIN and defs["delta"]["maximum"] == DELTA_MAX
@@ -282,8 +282,8 @@ def _valid(cfg):
 
 
 def test_schema_accepts_exactly_the_accepted_range():
-    from shuffledp.params import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX
-    from shuffledp.params import N_MAX_ARRAYS as N_MAX  # per-user profiles in the workflow
+    from shuffledp.limits import DELTA_MAX, DELTA_MIN, EPS_LOCAL_MAX
+    from shuffledp.limits import N_MAX_ARRAYS as N_MAX
 
     base = _merged("config/config.yaml")
     assert _valid(base)

@@ -7,10 +7,10 @@ no plotting, no printing, no global state beyond the bound registry.
 from __future__ import annotations
 
 from shuffledp.bounds import BoundResult, get_bound, list_bounds, register_bound
+from shuffledp.budgets import BudgetProfile, PrivacyTarget
 from shuffledp.caching import clear_caches
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.gdp import compose_gdp, gdp_delta, gdp_eps
-from shuffledp.params import BudgetProfile, PrivacyTarget
 
 __version__ = "0.1.0"
 

@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.params import BudgetProfile, check_real
+from shuffledp.validation import check_real
 
 __all__ = ["DISCRETIZATION", "pld_from_pair", "pld_from_pieces", "shuffled_round_pld"]
 

@@ -88,10 +88,10 @@ from typing import Any
 import numpy as np
 
 from shuffledp.bounds import Bound, get_bound, list_bounds
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    BudgetProfile,
+from shuffledp.limits import EPS_LOCAL_MAX
+from shuffledp.validation import (
     check_bool,
     check_real,
     check_str,
@@ -397,7 +397,7 @@ def search_scale(
 # --------------------------------------------------------------------------- validation
 def _check_target(eps: object, delta: object) -> tuple[float, float]:
     """The central target: ``eps`` finite and > 0 (a scale is ``eps / max_i eps_i``),
-    ``delta`` in the accepted range (:func:`shuffledp.params.check_target_delta`)."""
+    ``delta`` in the accepted range (:func:`shuffledp.validation.check_target_delta`)."""
     e = check_target_eps(eps)
     if e == 0:
         raise ValueError(f"eps must be finite and > 0, got {e!r}")

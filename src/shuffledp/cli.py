@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from shuffledp.bounds import KIND_LABELS, get_bound, list_bounds
+from shuffledp.budgets import BudgetProfile
 from shuffledp.compare import Evaluation, InconsistentBoundsError, compare_bounds
 from shuffledp.errors import short_repr
-from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import get_randomizer
 
 __all__ = ["main"]

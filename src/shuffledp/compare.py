@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 
 from shuffledp.bounds import BoundResult, get_bound, list_bounds
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.params import BudgetProfile, check_one_target
 from shuffledp.randomizers import get_randomizer
+from shuffledp.validation import check_one_target
 
 __all__ = [
     "CONSISTENCY_RTOL",

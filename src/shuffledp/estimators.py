@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from shuffledp.mechanisms.base import Mechanism, as_budgets, as_reports, check_rng
-from shuffledp.params import as_real_array, check_array_range, check_bool, check_real
+from shuffledp.validation import as_real_array, check_array_range, check_bool, check_real
 
 __all__ = ["shuffle", "run_protocol", "MSESummary", "mse_summary"]
 

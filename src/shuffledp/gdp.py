@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.errors import short_repr
 from shuffledp.numerics import Side, eps_from_delta, invert_monotone
-from shuffledp.params import (
+from shuffledp.validation import (
     as_real_array,
     check_array_range,
     check_real,
@@ -87,7 +87,7 @@ def gdp_eps(delta: float, mu: float, *, side: Side = "nearest", rtol: float = 1e
 
     Uses the shared inversion :func:`shuffledp.numerics.eps_from_delta`; the profile is
     evaluated to about 1e-12 relative accuracy, so ``side`` matters only at that level.
-    ``delta`` is a central target (:func:`shuffledp.params.check_target_delta`); ``rtol`` in
+    ``delta`` is a central target (:func:`shuffledp.validation.check_target_delta`); ``rtol`` in
     (0, 1).
 
     >>> round(gdp_eps(float(gdp_delta(1.0, 1.0)), 1.0), 9)
@@ -145,7 +145,7 @@ def gdp_mu_from_eps_delta(eps: float, delta: float) -> float:
 
     ``delta(eps; mu)`` increases with mu, so this is the largest mu whose profile meets the
     target at ``eps``; used to calibrate GDP-accounted mechanisms.  ``eps`` and ``delta`` are
-    a central target (:func:`shuffledp.params.check_target_eps`, ``check_target_delta``);
+    a central target (:func:`shuffledp.validation.check_target_eps`, ``check_target_delta``);
     ``ValueError`` when no mu up to 1e4 reaches ``delta`` at ``eps``.
 
     >>> round(gdp_mu_from_eps_delta(1.0, float(gdp_delta(1.0, 0.5))), 9)

@@ -1,7 +1,7 @@
 """The randomizer vocabulary: families of local randomizers indexed by the user's budget.
 
 A shuffled protocol with personalized budgets is described by a *family* F (which mechanism
-every user runs) and a :class:`~shuffledp.params.BudgetProfile` (user i runs F with budget
+every user runs) and a :class:`~shuffledp.budgets.BudgetProfile` (user i runs F with budget
 eps_i).  Whether a bound's guarantee holds for such a protocol depends on F: the clone
 reduction behind ``clones``, ``fmt21_*``, ``fmt23_*`` and the generic privacy blanket needs
 every user j to *dominate* a share of the victim v's report (docs/theory.md, "The general clone
@@ -567,7 +567,7 @@ register_mapping("randomizers.tiers", _TIERS)
 def budget_tiers(profile: Any) -> tuple[NDArray[np.float64], NDArray[np.int64],
                                         NDArray[np.float64]]:
     """``(values, counts, min_delta)``: the distinct eps_i of a
-    :class:`~shuffledp.params.BudgetProfile` (increasing), their multiplicities and the
+    :class:`~shuffledp.budgets.BudgetProfile` (increasing), their multiplicities and the
     smallest delta_i among the users of each value; cached per profile object."""
     hit = _TIERS.get(profile)
     if hit is None:

@@ -12,7 +12,7 @@ from snakemake.utils import validate
 import shuffledp
 from shuffledp.errors import short_repr
 from shuffledp.bounds.window import SUPPORTED as WINDOW_FAMILIES
-from shuffledp.params import profile_from_spec
+from shuffledp.experiments.profiles import profile_from_spec
 from shuffledp.randomizers import get_randomizer
 
 CONFIG_SCHEMA = os.path.join(workflow.basedir, "config", "schema.yaml")

@@ -8,7 +8,8 @@ seed (:mod:`shuffledp.experiments`): the same users for every delta0 and method,
 users in every experiment and job that names the profile.
 
 Snakemake interface (rule ``compute_personalized``): output ``table``; params ``profiles``
-(names), ``profile_specs`` (name -> spec for :func:`shuffledp.params.profile_from_spec`),
+(names), ``profile_specs`` (name -> spec for
+:func:`shuffledp.experiments.profiles.profile_from_spec`),
 ``n``, ``delta``, ``delta0`` (list), ``methods``, ``seed``.
 """
 

@@ -93,8 +93,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
+from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
-from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import binom_cdf
 from shuffledp.randomizers import MAX_DISTINCT_GENERAL, Randomizer, get_randomizer
 
@@ -633,8 +633,6 @@ def _cached_plan(profile: BudgetProfile, family: Randomizer, groups: int,
 
 def _plan_of(profile: BudgetProfile, family: Randomizer, groups: int) -> _Plan:
     """The cached plan, keyed by the profile's content digest."""
-    from shuffledp.bounds.clones import profile_digest
-
     return _cached_plan(profile, family, groups, profile_digest(profile))
 
 
@@ -774,8 +772,6 @@ def aware_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, tol: floa
                 rel_step: float, groups: int = VICTIM_GROUPS) -> float:
     """delta(eps) of the mechanism-aware reduction: the largest group bound (module
     docstring).  Groups that cannot exceed the running maximum are cut short."""
-    from shuffledp.bounds.clones import profile_digest
-
     family = get_randomizer(mechanism)
     if family.family not in AWARE_FAMILIES:
         raise ValueError(f"mechanism must be one of the families {list(AWARE_FAMILIES)}, got "

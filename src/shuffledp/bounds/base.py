@@ -1,7 +1,7 @@
 """The bound interface: metadata, the :class:`Bound` wrapper, and result records.
 
 A bound is described by a :class:`BoundInfo` (what it is, what it covers) and by one or two
-pure, keyword-only functions of a :class:`~shuffledp.params.BudgetProfile`:
+pure, keyword-only functions of a :class:`~shuffledp.budgets.BudgetProfile`:
 
 * ``delta_fn(*, profile, eps, **options) -> float``: the privacy profile ``delta(eps)``;
 * ``eps_fn(*, profile, delta, **options) -> float``: ``eps(delta)``, for bounds stated in
@@ -39,15 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shuffledp._lazy import lazy_module
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import delta_from_eps, eps_from_delta
-from shuffledp.params import (
-    BudgetProfile,
-    check_one_target,
-    check_target_delta,
-    check_target_eps,
-)
 from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
+from shuffledp.validation import check_one_target, check_target_delta, check_target_eps
 
 special = lazy_module("scipy.special")
 

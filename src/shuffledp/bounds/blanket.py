@@ -66,7 +66,7 @@ from typing import Any
 
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
-from shuffledp.params import BudgetProfile
+from shuffledp.budgets import BudgetProfile
 from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
 
 __all__ = ["RANDOMIZERS", "blanket_parameters", "hoeffding_delta", "bennett_delta",

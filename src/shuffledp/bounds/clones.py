@@ -102,9 +102,7 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import math
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -117,8 +115,8 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.aware import AWARE_FAMILIES, VICTIM_GROUPS, aware_delta
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
-from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
     binom_sf,
@@ -326,31 +324,14 @@ class CloneCount:
     direct: bool = False
 
 
-_DIGESTS: weakref.WeakKeyDictionary[BudgetProfile, str] = weakref.WeakKeyDictionary()
 _COUNT_CACHE: OrderedDict[tuple, CloneCount] = OrderedDict()
 _CACHE_SIZE = 32
-register_mapping("clones.digests", _DIGESTS)
 register_mapping("clones.counts", _COUNT_CACHE)
 
 
 def clear_cache() -> None:
     """Empty the clone-count cache (for cold-start timings)."""
     _COUNT_CACHE.clear()
-
-
-def profile_digest(profile: BudgetProfile) -> str:
-    """Content hash of a profile's budget histogram (cache key; a histogram and its expansion
-    hash alike, the bounds being functions of the multiset of budgets), computed once per
-    profile object."""
-    d = _DIGESTS.get(profile)
-    if d is None:
-        h = hashlib.blake2b(digest_size=16)
-        t = profile.tiers
-        for a in (t.eps, t.delta, t.counts):
-            h.update(np.ascontiguousarray(a).tobytes())
-        d = h.hexdigest()
-        _DIGESTS[profile] = d
-    return d
 
 
 def clone_count_pmf(

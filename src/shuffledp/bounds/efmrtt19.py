@@ -42,8 +42,8 @@ from typing import Any
 
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.params import BudgetProfile
 
 __all__ = ["EPS0_MAX", "N_MIN", "DELTA_MAX", "efmrtt19_eps", "efmrtt19_delta", "BOUND"]
 

@@ -45,9 +45,9 @@ from typing import Any
 
 from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo
 from shuffledp.bounds.registry import get_bound, register_bound
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import eps_from_delta
-from shuffledp.params import BudgetProfile
 
 __all__ = [
     "closed_form_eps",

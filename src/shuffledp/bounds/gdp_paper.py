@@ -48,9 +48,9 @@ import numpy as np
 
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.gdp import gdp_delta, gdp_eps
-from shuffledp.params import BudgetProfile
 
 __all__ = ["clone_probability", "paper_mu", "expected_clones", "clt_threshold", "BOUND"]
 

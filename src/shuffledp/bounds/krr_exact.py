@@ -43,9 +43,9 @@ from numpy.typing import NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
 from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import Randomizer, get_randomizer
 
 special = lazy_module("scipy.special")

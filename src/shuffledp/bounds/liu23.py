@@ -51,8 +51,8 @@ from numpy.typing import NDArray
 
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.params import BudgetProfile
 from shuffledp.randomizers import budget_tiers
 
 __all__ = ["echo_probabilities", "echo_sum", "liu23_eps", "liu23_delta", "BOUND"]

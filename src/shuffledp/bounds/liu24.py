@@ -77,17 +77,12 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
+from shuffledp.limits import EPS_LOCAL_MAX, LOCAL_EPS_RULE
 from shuffledp.numerics import eps_from_delta
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    LOCAL_EPS_RULE,
-    BudgetProfile,
-    as_real_array,
-    check_array_range,
-    check_real,
-)
 from shuffledp.poisson_binomial import binom_cdf, binomial_window
 from shuffledp.randomizers import Randomizer, budget_tiers
+from shuffledp.validation import as_real_array, check_array_range, check_real
 
 special = lazy_module("scipy.special")
 

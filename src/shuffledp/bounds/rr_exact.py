@@ -77,11 +77,10 @@ from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo
-from shuffledp.bounds.clones import profile_digest
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
 from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
-from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
     binomial_windows,

@@ -76,9 +76,9 @@ from shuffledp.bounds.clones import (
     _binom_half_sf,
 )
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.numerics import eps_from_delta
-from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import TruncatedPMF, binomial_windows
 from shuffledp.randomizers import Randomizer, VariationRatio, get_randomizer
 

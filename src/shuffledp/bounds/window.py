@@ -59,12 +59,11 @@ from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
-from shuffledp.bounds.clones import profile_digest
 from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
-from shuffledp.params import BudgetProfile
 from shuffledp.poisson_binomial import TruncatedPMF, lattice_sum_pmf_rtol
 from shuffledp.randomizers import Randomizer, get_randomizer
 

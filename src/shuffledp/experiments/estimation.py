@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp.bounds import get_bound, list_bounds
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.estimators import mse_summary, run_protocol
 from shuffledp.experiments.memo import CalibrationMemo
@@ -64,9 +65,8 @@ from shuffledp.experiments.sweeps import (
     profile_list,
     sweep_points,
 )
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    BudgetProfile,
+from shuffledp.limits import EPS_LOCAL_MAX
+from shuffledp.validation import (
     as_real_array,
     check_bool,
     check_int,
@@ -412,7 +412,7 @@ def run_estimation(
 ) -> list[dict[str, Any]]:
     """Rows (:data:`ESTIMATION_COLUMNS`) of ``method`` over every profile, sweep point and
     mechanism of ``task`` (module docstring).  ``profiles``: name -> spec of
-    :func:`shuffledp.params.profile_from_spec` for the names in ``config.profiles``;
+    :func:`shuffledp.experiments.profiles.profile_from_spec` for the names in ``config.profiles``;
     ``seed``: the master seed; ``memo``: a :class:`CalibrationMemo` to share (default: a
     fresh one); ``progress(done, total)``: called per (profile, sweep point)."""
     if not isinstance(task, MeanTask | FrequencyTask):

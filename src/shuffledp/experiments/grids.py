@@ -25,11 +25,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shuffledp.budgets import BudgetProfile
 from shuffledp.compare import Evaluation, compare_bounds
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed
 from shuffledp.experiments.sweeps import as_list, draw_budgets, profile_list
-from shuffledp.params import BudgetProfile, check_int, check_real, check_target_delta
+from shuffledp.validation import check_int, check_real, check_target_delta
 
 __all__ = ["evaluation_rows", "bounds_vs_n_rows", "gdp_validity_rows", "personalized_rows",
            "PERSONALIZED_COLUMNS", "GDP_VALIDITY_METHODS"]

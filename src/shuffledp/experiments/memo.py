@@ -7,7 +7,7 @@ same local delta0 share it (unless the bound's options depend on the mechanism),
 by *everything it depends on*: the method, its options (including the mechanism's
 randomizer spec when the bound takes such an option, see
 :func:`shuffledp.experiments.estimation.bound_options`), the budget shape (the content digest
-of its eps_i and delta_i arrays, :func:`shuffledp.bounds.clones.profile_digest`, so n, the
+of its eps_i and delta_i arrays, :func:`shuffledp.budgets.profile_digest`, so n, the
 profile's draws and delta0 are in it), the target eps and delta, and the search settings
 (``rtol``, ``max_local_eps``, ``local_floor``).  A
 :class:`~shuffledp.errors.ParameterRegimeError` (the bound cannot reach the target) is
@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shuffledp.bounds.clones import profile_digest
+from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.calibration import calibrate_scale, local_only_scale
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.experiments.references import LOCAL_ONLY
-from shuffledp.params import BudgetProfile, describe
+from shuffledp.validation import describe
 
 __all__ = ["Calibrated", "CalibrationMemo"]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from shuffledp.params import check_int, check_real, check_rng
+from shuffledp.validation import check_int, check_real, check_rng
 
 __all__ = ["REFERENCES", "LOCAL_ONLY", "CENTRAL_LAPLACE", "central_laplace",
            "central_laplace_mse"]

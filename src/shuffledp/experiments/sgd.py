@@ -22,7 +22,7 @@ delta is ``delta0`` with the Gaussian randomizer and 0 with the (pure) Duchi ran
 Budget levels (``tiers``).  The rigorous ``clones`` accounting amplifies a user only by the
 users with the *same* budget (docs/theory.md 14: the SGD randomizers of different budgets
 share no clone mass), so for it a personalized profile is first rounded down to at most
-``tiers`` budget levels (:meth:`~shuffledp.params.BudgetProfile.rounded_down`: each user
+``tiers`` budget levels (:meth:`~shuffledp.budgets.BudgetProfile.rounded_down`: each user
 keeps the largest level not above its own budget, so every local guarantee still holds) and
 the users train with those rounded budgets; ``gdp`` and ``local`` use the profile as drawn.
 The row's ``budget_levels`` is the number of distinct budgets trained with and
@@ -39,11 +39,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed, rng_for, seed_int
 from shuffledp.experiments.sweeps import IDENTICAL, draw_budgets
-from shuffledp.params import BudgetProfile, check_int, check_real, check_str, describe
+from shuffledp.validation import check_int, check_real, check_str, describe
 
 __all__ = ["NONPRIVATE", "SGD_DEFAULTS", "GRID_KEYS", "run_seeds", "load_sgd_data",
            "sgd_base_profile", "job_config", "run_sgd"]

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import short_repr
+from shuffledp.experiments.profiles import profile_from_spec as _from_spec
 from shuffledp.experiments.seeding import check_seed, rng_for
-from shuffledp.params import BudgetProfile, check_int, check_real, check_str, describe
-from shuffledp.params import profile_from_spec as _from_spec
+from shuffledp.validation import check_int, check_real, check_str, describe
 
 __all__ = ["IDENTICAL", "SweepPoint", "sweep_points", "draw_budgets", "profile_list",
            "check_names", "positive_eps", "as_list"]
@@ -64,10 +65,11 @@ def sweep_points(
 def draw_budgets(
     name: str, spec: Mapping | None, *, n: int, seed: int, delta0: float = 0.0
 ) -> BudgetProfile:
-    """The budget profile ``name`` of ``n`` users (:func:`shuffledp.params.profile_from_spec`
-    of ``spec``), drawn from ``rng_for(seed, "budgets", name, n)``; ``spec=None`` gives
-    identical users with eps_i = 1 (label ``identical``).  Every user's local delta is
-    ``delta0`` (a mixture group's own delta wins)."""
+    """The budget profile ``name`` of ``n`` users
+    (:func:`shuffledp.experiments.profiles.profile_from_spec` of ``spec``), drawn from
+    ``rng_for(seed, "budgets", name, n)``; ``spec=None`` gives identical users with
+    eps_i = 1 (label ``identical``).  Every user's local delta is ``delta0`` (a mixture
+    group's own delta wins)."""
     check_str(name, "name")
     seed = check_seed(seed)
     n = check_int(n, "n", low=2)

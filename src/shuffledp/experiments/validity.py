@@ -40,8 +40,8 @@ from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed
 from shuffledp.experiments.sweeps import as_list, check_names, draw_budgets, profile_list
-from shuffledp.params import check_int, check_real, check_target_delta
 from shuffledp.randomizers import get_randomizer
+from shuffledp.validation import check_int, check_real, check_target_delta
 
 __all__ = ["VALIDITY_COLUMNS", "validity_rows", "bound_variants", "randomizer_tag",
            "check_randomizers", "RTOL"]

@@ -11,7 +11,7 @@ carries which budget.  The estimators here use only those two objects.  They are
 the budgets are independent of the values: formally, when the assignment of the profile's
 budgets to the users is a uniformly random permutation ``pi`` independent of the data (this
 holds for i.i.d. budgets drawn independently of the values, the model of every sampler in
-:mod:`shuffledp.params`).  Mechanisms whose report is unbiased for its own input (Laplace,
+:mod:`shuffledp.limits`).  Mechanisms whose report is unbiased for its own input (Laplace,
 piecewise, Gaussian) are unbiased for *every* assignment.  Users may instead opt to attach
 their budget to the report (``labels``: the attached eps_i, shuffled together with the
 report); the labelled estimators debias each report with its own budget and are unbiased for
@@ -35,10 +35,10 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import short_repr
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    BudgetProfile,
+from shuffledp.limits import EPS_LOCAL_MAX
+from shuffledp.validation import (
     as_real_array,
     check_array_range,
     check_bool,
@@ -68,7 +68,7 @@ def as_budgets(values: ArrayLike, name: str, *, positive: bool = True) -> NDArra
 
     ``positive=True`` requires every entry in (0, EPS_LOCAL_MAX] (epsilon_i of a mechanism
     whose noise scale is ~1/epsilon_i, within the accepted local budgets of
-    :mod:`shuffledp.params`); otherwise entries must lie in (0, 1) (delta_i).  ``TypeError``
+    :mod:`shuffledp.limits`); otherwise entries must lie in (0, 1) (delta_i).  ``TypeError``
     for anything but real numbers.
 
     >>> as_budgets([1.0, 2.0], "eps").tolist()
@@ -153,7 +153,7 @@ class Mechanism(ABC):
 
     @classmethod
     def from_profile(cls, profile, **kwargs):
-        """The mechanism for a :class:`~shuffledp.params.BudgetProfile`'s eps_i.
+        """The mechanism for a :class:`~shuffledp.budgets.BudgetProfile`'s eps_i.
 
         Pure mechanisms ignore the profile's delta_i (they are (eps_i, 0)-LDP, which is
         stronger); approximate ones (the Gaussian) use them.  ``kwargs`` go to the class
@@ -176,7 +176,7 @@ class Mechanism(ABC):
         return np.zeros(self.n)
 
     def profile(self, label: str = ""):
-        """The budgets as a :class:`~shuffledp.params.BudgetProfile` (what bounds take)."""
+        """The budgets as a :class:`~shuffledp.budgets.BudgetProfile` (what bounds take)."""
         check_str(label, "label")
         return BudgetProfile(eps=self.eps, delta=self.delta, label=label or self.name)
 

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from shuffledp.errors import short_repr
 from shuffledp.mechanisms.base import FrequencyMechanism, _values_array, as_reports, check_rng
-from shuffledp.params import as_real_array, check_array_range, check_int, describe
+from shuffledp.validation import as_real_array, check_array_range, check_int, describe
 
 __all__ = ["GRRMechanism", "OUEMechanism"]
 

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, log_ndtr, ndtr
 
 from shuffledp.errors import short_repr
+from shuffledp.limits import EPS_LOCAL_MAX, LOCAL_EPS_RULE
 from shuffledp.mechanisms.base import (
     MeanMechanism,
     _values_array,
@@ -33,15 +34,7 @@ from shuffledp.mechanisms.base import (
     check_rng,
     permutation_variance,
 )
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    LOCAL_EPS_RULE,
-    as_real_array,
-    check_array_range,
-    check_bool,
-    check_real,
-    describe,
-)
+from shuffledp.validation import as_real_array, check_array_range, check_bool, check_real, describe
 
 __all__ = [
     "LaplaceMechanism",

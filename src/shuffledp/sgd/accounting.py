@@ -49,7 +49,7 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
 
     Validity: the standard clones, for both SGD randomizers, any profile (a profile of
     distinct budgets gets no amplification: round it to a few levels first,
-    :meth:`~shuffledp.params.BudgetProfile.rounded_down`, as the SGD experiment does).  Not
+    :meth:`~shuffledp.budgets.BudgetProfile.rounded_down`, as the SGD experiment does).  Not
     covered, so :class:`~shuffledp.errors.ParameterRegimeError` is raised: ``clone =
     "stronger"`` (FMT23 with Errata: a restricted class, randomized response; the Duchi and
     Gaussian randomizers are not in it).  Per-round subsampling of users is not supported
@@ -89,12 +89,13 @@ from numpy.typing import NDArray
 
 from shuffledp.accounting import check_discretization as _check_discretization
 from shuffledp.accounting import pld_from_pair  # noqa: F401  (re-exported)
+from shuffledp.budgets import BudgetProfile
 from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_scale
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    BudgetProfile,
+from shuffledp.limits import EPS_LOCAL_MAX
+from shuffledp.sgd.randomizers import RANDOMIZERS, GaussianRandomizer
+from shuffledp.validation import (
     check_int,
     check_real,
     check_str,
@@ -102,7 +103,6 @@ from shuffledp.params import (
     check_target_eps,
     describe,
 )
-from shuffledp.sgd.randomizers import RANDOMIZERS, GaussianRandomizer
 
 __all__ = [
     "SGD_METHODS",

@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp.errors import short_repr
-from shuffledp.params import (
+from shuffledp.validation import (
     as_real_array,
     check_array_range,
     check_int,

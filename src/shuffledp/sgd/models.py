@@ -30,7 +30,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from shuffledp.errors import short_repr
-from shuffledp.params import check_int, describe
+from shuffledp.validation import check_int, describe
 
 __all__ = [
     "MODEL_KINDS",

@@ -60,16 +60,10 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from shuffledp.errors import short_repr
+from shuffledp.limits import EPS_LOCAL_MAX
 from shuffledp.mechanisms.mean import analytic_gaussian_sigma
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    as_real_array,
-    check_int,
-    check_real,
-    check_str,
-    describe,
-)
 from shuffledp.sgd.models import check_tensor
+from shuffledp.validation import as_real_array, check_int, check_real, check_str, describe
 
 __all__ = [
     "clip_rows",

@@ -38,14 +38,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from shuffledp.params import (
-    EPS_LOCAL_MAX,
-    LOCAL_EPS_RULE,
-    as_real_array,
-    check_array_range,
-    check_int,
-    check_real,
-)
+from shuffledp.limits import EPS_LOCAL_MAX, LOCAL_EPS_RULE
 from shuffledp.sgd.data import Dataset
 from shuffledp.sgd.models import (
     accuracy,
@@ -59,6 +52,7 @@ from shuffledp.sgd.models import (
     set_flat_params,
 )
 from shuffledp.sgd.randomizers import DuchiRandomizer, GaussianRandomizer, clip_rows
+from shuffledp.validation import as_real_array, check_array_range, check_int, check_real
 
 __all__ = ["SGDConfig", "TrainResult", "private_mean_gradient", "train_shuffled_sgd"]
 
