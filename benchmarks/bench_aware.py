@@ -3,7 +3,7 @@
 
 Profiles: n users with distinct budgets eps_i ~ Uniform[0.5, 2] (seeded), delta_i = 0 (pure
 families) or delta_i = 1e-8 (the Gaussian mechanism, which needs local delta).  For every
-family of :data:`shuffledp.bounds.aware.AWARE_FAMILIES` the script times one full
+family with ``aware`` (:mod:`shuffledp.families`) the script times one full
 ``Bound.evaluate(delta=1e-6)`` of ``clones`` with ``mechanism=F`` and of the generic
 ``clones`` (default options) on the same budgets, each from cold caches
 (:func:`shuffledp.clear_caches` and a fresh profile object), and prints both times and the
@@ -23,8 +23,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from shuffledp import BudgetProfile, clear_caches, get_bound
-from shuffledp.bounds.aware import AWARE_FAMILIES
 from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import family_class, family_names
 
 #: The spec benchmarked for each family (families with categories get a typical k).
 SPECS = {"krr": "krr:10", "oue": "oue:100"}
@@ -56,7 +56,7 @@ def run(ns: list[int], seed: int, families: list[str], *, delta: float = 1e-6,
         eps0 = np.random.default_rng(seed).uniform(0.5, 2.0, size=n)
         for fam in families:
             spec = SPECS.get(fam, fam)
-            local = GAUSSIAN_DELTA0 if fam == "gaussian" else 0.0
+            local = GAUSSIAN_DELTA0 if family_class(fam).needs_delta else 0.0
             args = (eps0, np.full(n, local))
             e_gen, t_gen = _timed(args, delta, repeat)
             e_aw, t_aw = _timed(args, delta, repeat, mechanism=spec)
@@ -69,7 +69,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--families", nargs="+", default=list(AWARE_FAMILIES))
+    ap.add_argument("--families", nargs="+", default=family_names(lambda f: f.aware))
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     get_bound("clones").evaluate(profile=BudgetProfile.from_arrays([0.5, 1.0]), delta=1e-6)

@@ -35,9 +35,12 @@ import pytest
 from scipy import integrate, special
 
 from shuffledp import BudgetProfile, clear_caches, get_bound
-from shuffledp.bounds import aware
-from shuffledp.bounds.clones import clone_reduction_delta, conditional_divergence
+from shuffledp.bounds.clones import aware, clone_reduction_delta, conditional_divergence
 from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import get_family
+from shuffledp.families.gaussian import _tail_cut as gaussian_tail_cut
+from shuffledp.families.gaussian import gaussian_mixture_excess
+from shuffledp.families.laplace import laplace_log_mass, laplace_tail_cut
 from shuffledp.mechanisms.mean import (
     DuchiMechanism,
     GaussianMechanism,
@@ -47,7 +50,6 @@ from shuffledp.mechanisms.mean import (
     gaussian_delta,
 )
 from shuffledp.poisson_binomial import poisson_binomial_pmf_exact
-from shuffledp.randomizers import get_randomizer
 
 CLONES = get_bound("clones")
 
@@ -69,7 +71,7 @@ def test_gaussian_excess_closed_form_matches_integration(eps, sigma):
         pts = sorted({0.0, -lim, lim, *[t for t in ts if t < lim], *[-t for t in ts if t < lim]})
         num = sum(integrate.quad(f, a, b, limit=400, epsabs=1e-15, epsrel=1e-12)[0]
                   for a, b in zip(pts[:-1], pts[1:], strict=True) if b > a)
-        closed = aware.gaussian_mixture_excess(x, eps, sigma)
+        closed = gaussian_mixture_excess(x, eps, sigma)
         assert closed == pytest.approx(num, rel=1e-6, abs=1e-13)
 
 
@@ -77,11 +79,11 @@ def test_gaussian_excess_closed_form_matches_integration(eps, sigma):
 @pytest.mark.parametrize("delta", [1e-20, 1e-8, 1e-3, 0.3])
 def test_gaussian_excess_is_largest_at_the_ends_and_equals_the_calibration(eps, delta):
     sigma = float(analytic_gaussian_sigma([eps], [delta])[0])
-    at_end = aware.gaussian_mixture_excess(1.0, eps, sigma)
+    at_end = gaussian_mixture_excess(1.0, eps, sigma)
     assert at_end == pytest.approx(float(gaussian_delta(eps, sigma)), rel=1e-9, abs=1e-300)
     assert at_end <= delta * (1 + 1e-9)  # the calibration rounds sigma up
     for x in np.linspace(-1.0, 1.0, 401):
-        assert aware.gaussian_mixture_excess(float(x), eps, sigma) <= at_end * (1 + 1e-9) + 1e-300
+        assert gaussian_mixture_excess(float(x), eps, sigma) <= at_end * (1 + 1e-9) + 1e-300
 
 
 @pytest.mark.parametrize("eps,delta", [(0.5, 1e-3), (1.0, 1e-2), (2.0, 0.05)])
@@ -140,9 +142,9 @@ def test_gaussian_group_masses_below_bruteforce(seed):
     for g in aware.victim_groups(prof, "gaussian", groups=4):
         for eta in (0.0, 1e-6, 1e-3):
             e_v, d_v, m, counts, comp = aware.group_pool(prof, "gaussian", g, eta=eta, groups=4)
-            tiers = aware._tiers(prof, get_randomizer("gaussian"))
+            tiers = aware._tiers(prof, get_family("gaussian"))
             members = tiers.sigma[g.start:g.stop]
-            cut = aware._tail_cut(eta, g.sigma_hi)[0]
+            cut = gaussian_tail_cut(eta, g.sigma_hi)[0]
             if eta > 0:
                 assert d_v >= g.delta_hi and d_v <= g.delta_hi + eta * (1 + 1e-9)
             for j in range(0, tiers.sigma.size, 5):
@@ -175,7 +177,7 @@ def test_laplace_group_masses_below_bruteforce(seed):
         vs = np.sort(eps)[g.start:g.stop]
         for eta in (0.0, 1e-8, 1e-3):
             _, d_v, m, _, _ = aware.group_pool(prof, "laplace", g, eta=eta, groups=3)
-            cut, tail = aware._laplace_tail_cut(eta, g.eps_lo)
+            cut, tail = laplace_tail_cut(eta, g.eps_lo)
             assert d_v == pytest.approx(tail, abs=1e-300)
             for j, ej in enumerate(np.sort(eps)):
                 ref = (1 - tail) * _laplace_mass_bruteforce(vs, ej, cut)
@@ -186,7 +188,7 @@ def test_laplace_group_masses_below_bruteforce(seed):
 def test_laplace_tail_is_the_largest_cut_mass():
     for eps_v in (0.1, 1.0, 3.0):
         for eta in (1e-3, 1e-9):
-            cut, tail = aware._laplace_tail_cut(eta, eps_v)
+            cut, tail = laplace_tail_cut(eta, eps_v)
             b = 2 / eps_v
             exact = 0.5 * math.exp(-(cut - 1) / b) + 0.5 * math.exp(-(cut + 1) / b)  # x = 1
             assert tail == pytest.approx(exact, rel=1e-12) and tail <= eta * (1 + 1e-12)
@@ -194,7 +196,7 @@ def test_laplace_tail_is_the_largest_cut_mass():
 
 # ----------------------------------------------------------------------------- Theorem 3
 def _single_victim(prof, mech, u, eps):
-    fam = get_randomizer(mech)
+    fam = get_family(mech)
     e, d = prof.eps, prof.delta
     others = [j for j in range(prof.n) if j != u]
     if fam.family == "gaussian":
@@ -429,11 +431,11 @@ def test_laplace_domination_on_a_grid(lo, hi):
     linear and its minimum over the cell is at a grid point: the grid check is exact (checked
     at the midpoints too).  Beyond the grid the log-ratio is linear with slope
     (eps_v - eps_j) / 2 >= 0 wherever the mass is positive, so it only grows."""
-    fam = get_randomizer("laplace")
+    fam = get_family("laplace")
     users = sorted({lo * 0.5, lo, 0.5 * (lo + hi), hi, hi * 1.5, 0.01, 50.0, 3.0})
     users = [u for u in users if 0.0 < u <= 50.0]
     for eta in (0.0, 1e-3, 1e-12):
-        cut, tail = aware._laplace_tail_cut(eta, lo)
+        cut, tail = laplace_tail_cut(eta, lo)
         for ev in (lo, 0.5 * (lo + hi), hi):
             top = cut if math.isfinite(cut) else 1.0 + 60.0 / ev
             ys = np.linspace(0.0, top, 1501)
@@ -443,7 +445,7 @@ def test_laplace_domination_on_a_grid(lo, hi):
                 if eta == 0.0:
                     m = float(fam.group_clone_mass(lo, hi, [ej])[0])
                 else:
-                    m = float((1 - tail) * np.exp(aware._laplace_log_mass(lo, hi, cut,
+                    m = float((1 - tail) * np.exp(laplace_log_mass(lo, hi, cut,
                                                                           np.array([ej])))[0])
                 if m == 0.0:
                     continue
@@ -464,7 +466,7 @@ def test_piecewise_domination_on_a_grid(lo, hi):
     R_j(x)(y) is p_low(eps_j) on (-C_j, C_j), attained at x = +-1, and 0 outside; sup over x'
     of R_v(x')(y) is at most p_high(eps_v), the largest value of the density, on
     (-C_v, C_v) and 0 outside), so evaluating at the cell midpoints is exact."""
-    fam = get_randomizer("piecewise")
+    fam = get_family("piecewise")
     users = [u for u in sorted({lo * 0.5, lo, 0.5 * (lo + hi), hi, hi * 1.5, 0.01, 50.0, 3.0})
              if 0.0 < u <= 50.0]
     xs = np.linspace(-1.0, 1.0, 401)
@@ -497,7 +499,7 @@ def test_duchi_pmf_is_the_mechanism():
 def test_duchi_domination_on_a_grid():
     """One-bit Duchi against the binary-RR pair of its victim (docs/theory.md 6.3, P0 + P1 =
     (1, 1)): R_j(x)(y) >= r_j / 2 for every x on a grid, r_j the mass the bound uses."""
-    fam = get_randomizer("duchi")
+    fam = get_family("duchi")
     for ej in (0.01, 0.5, 2.0, 10.0, 50.0):
         m = float(fam.group_clone_mass(0.1, 5.0, [ej])[0])
         pmf = _duchi_pmf(ej)
@@ -587,7 +589,7 @@ def test_binned_masses_are_below_every_member(binned, mech, kind, monkeypatch):
     else:
         delta = np.where(rng.uniform(size=n) < 0.3, 1e-4, 0.0) if kind == "mixed_delta" else 0.0
     prof = BudgetProfile.from_arrays(eps, delta)
-    fam = get_randomizer(mech)
+    fam = get_family(mech)
     plan_b = aware._plan(prof, fam, 8)
     monkeypatch.setattr(aware, "BIN_MIN_TIERS", 10**9)
     plan_e = aware._plan(prof, fam, 8)
@@ -608,7 +610,7 @@ def test_binned_masses_are_below_every_member(binned, mech, kind, monkeypatch):
         for s_tier in (plan_e.tiers.sigma[users], sig):
             assert np.all(plan_b.bins.sigma_a[owner[users]] >= s_tier)
             assert np.all(plan_b.bins.sigma_b[owner[users]] <= s_tier)
-    etas = (0.0, 1e-3, 1e-9) if fam.family in aware.CUT_FAMILIES else (0.0,)
+    etas = (0.0, 1e-3, 1e-9) if fam.cuts_tails else (0.0,)
     for gi in range(len(plan_b.groups)):
         for eta in etas:
             e_b, d_b, m_b, c_b, _ = aware._group_pool(fam, plan_b, gi, eta)
@@ -624,7 +626,7 @@ def test_binned_bound_dominates_every_victim(binned, mech):
     eps = rng.uniform(0.3, 3.0, n)
     delta = np.full(n, 1e-7) if mech == "gaussian" else np.zeros(n)
     prof = BudgetProfile.from_arrays(eps, delta)
-    assert not aware._plan_of(prof, get_randomizer(mech), 3).bins.exact
+    assert not aware._plan_of(prof, get_family(mech), 3).bins.exact
     for target in (0.2, 0.8):
         ours = CLONES.delta(profile=prof, eps=target, mechanism=mech, victim_groups=3)
         worst = max(_single_victim(prof, mech, u, target) for u in range(n))

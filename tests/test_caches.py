@@ -24,15 +24,15 @@ from shuffledp.caching import (
 
 #: The module-level caches of the package when the cache layer was introduced.
 KNOWN = {
-    "clones.counts": ("shuffledp.bounds.clones", "_COUNT_CACHE"),
+    "clones.counts": ("shuffledp.bounds.clones.count", "_COUNT_CACHE"),
     "budgets.digests": ("shuffledp.budgets", "_DIGESTS"),
     "rr_exact.pairs": ("shuffledp.bounds.rr_exact", "_CACHE"),
     "krr_exact.laws": ("shuffledp.bounds.krr_exact", "_CACHE"),
-    "randomizers.tiers": ("shuffledp.randomizers", "_TIERS"),
-    "aware.plans": ("shuffledp.bounds.aware", "_PLANS"),
-    "aware.counts": ("shuffledp.bounds.aware", "_COUNTS"),
+    "families.tiers": ("shuffledp.families.domination", "_TIERS"),
+    "aware.plans": ("shuffledp.bounds.clones.aware", "_PLANS"),
+    "aware.counts": ("shuffledp.bounds.clones.aware", "_COUNTS"),
     "window_lower.pairs": ("shuffledp.bounds.window", "_CACHE"),
-    "window_lower.sigma": ("shuffledp.bounds.window", "_SIGMA"),
+    "gaussian.sigma": ("shuffledp.families.gaussian", "_SIGMA"),
 }
 
 

@@ -237,7 +237,7 @@ def test_scores():
 
 
 def test_quantized_shape_rounds_up_within_rho():
-    from shuffledp.calibration import _quantized_up
+    from shuffledp.bounds.clones.guide import quantized_up as _quantized_up
 
     eps = np.concatenate([SHAPE.eps, [0.0, 1e-9]])
     rho = 5e-4
@@ -260,13 +260,13 @@ GUIDE_SHAPE = BudgetProfile.uniform(n=30_000, low=0.5, high=2.0, rng=np.random.d
 def test_clones_guide_is_sandwiched_by_the_bound(clone, scales):
     # the guide rounds budgets up by at most rho: bound(s) <= guide(s) <= bound(s (1 + rho))
     # (docs/theory.md, section 4); checks that the guide follows the registered bound
-    from shuffledp.calibration import _clones_guide
+    from shuffledp.bounds.clones.guide import clones_guide as _clones_guide
 
     bound = shuffledp.get_bound("clones")
     g = _clones_guide(GUIDE_SHAPE, {"clone": clone}, 1.0, 1e-6, RTOL)
     assert g is not None and 0 < g.rho <= 0.75 * RTOL
     for s in scales:  # delta from about 1e-18 to 1e-4, above the bound's 1e-50 floor
-        guide = g(s).value
+        guide = g.delta(s)
         below = bound.delta(profile=GUIDE_SHAPE.scaled(s), eps=1.0, clone=clone)
         above = bound.delta(profile=GUIDE_SHAPE.scaled(s * (1 + g.rho)), eps=1.0, clone=clone)
         assert below * (1 - 1e-6) <= guide <= above * (1 + 1e-6)
@@ -289,7 +289,7 @@ def test_guided_search_matches_the_direct_one():
 
 
 def test_no_guide_for_mechanism_aware_or_mixed_delta():
-    from shuffledp.calibration import _clones_guide
+    from shuffledp.bounds.clones.guide import clones_guide as _clones_guide
 
     assert _clones_guide(GUIDE_SHAPE, {"mechanism": "laplace"}, 1.0, 1e-6, RTOL) is None
     mixed = BudgetProfile(eps=GUIDE_SHAPE.eps, delta=np.where(GUIDE_SHAPE.eps > 1, 1e-9, 0.0))

@@ -11,7 +11,6 @@ from scipy import stats
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound, list_bounds
 from shuffledp.bounds.base import KIND_LABELS
 from shuffledp.bounds.clones import (
-    _divergence_terms,
     clone_count,
     clone_pair,
     clone_probabilities,
@@ -19,6 +18,7 @@ from shuffledp.bounds.clones import (
     clones_delta,
     conditional_divergence,
 )
+from shuffledp.bounds.clones.divergence import _divergence_terms
 from shuffledp.numerics import hockey_stick
 
 BOUND = get_bound("clones")
@@ -266,14 +266,15 @@ def test_contract_every_registered_bound(name):
 
 # ----------------------------------------------------------------------------- blocks of counts
 def _delta_with(monkeypatch, prof, eps, **settings):
-    from shuffledp.bounds import clones as module
+    from shuffledp.bounds import clones
+    from shuffledp.bounds.clones import divergence as module
 
     with monkeypatch.context() as m:
         for key, value in settings.items():
             m.setattr(module, key, value)
-        module.clear_cache()
+        clones.clear_cache()
         out = clones_delta(profile=prof, eps=eps)
-    module.clear_cache()
+    clones.clear_cache()
     return out
 
 

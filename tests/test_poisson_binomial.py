@@ -140,7 +140,7 @@ def test_binomial_law_without_scipy_stats_is_scipy_stats():
     scipy.stats); they must give its numbers exactly, edges included."""
     from scipy import stats
 
-    from shuffledp.poisson_binomial import binom_cdf, binom_pmf, binom_sf
+    from shuffledp.binomial import binom_cdf, binom_pmf, binom_sf
 
     n = np.array([0, 1, 2, 10, 100, 1000, 10**6])
     for p in (0.0, 1e-300, 1e-200, 1e-17, 1e-10, 0.3, 0.5, 1 - 1e-16, 1.0):

@@ -1,4 +1,4 @@
-"""Clone masses of the randomizer families and the coverage they decide (shuffledp.randomizers).
+"""Clone masses of the randomizer families and the coverage they decide (shuffledp.families).
 
 For every randomizer of :mod:`shuffledp.mechanisms` the domination inequality
 
@@ -20,6 +20,13 @@ import numpy as np
 import pytest
 
 from shuffledp import BudgetProfile, get_bound
+from shuffledp.families import (
+    MAX_DISTINCT_GENERAL,
+    OUE,
+    domination,
+    family_names,
+    get_family,
+)
 from shuffledp.mechanisms import (
     DuchiMechanism,
     GaussianMechanism,
@@ -27,13 +34,6 @@ from shuffledp.mechanisms import (
     LaplaceMechanism,
     OUEMechanism,
     PiecewiseMechanism,
-)
-from shuffledp.randomizers import (
-    FAMILIES,
-    MAX_DISTINCT_GENERAL,
-    Randomizer,
-    domination,
-    get_randomizer,
 )
 
 BUDGETS = [0.05, 0.5, 1.0, 2.0, 4.0]
@@ -71,14 +71,14 @@ def _oue_mass(d: int, eps_v: float, eps_j: float) -> float:
 @pytest.mark.parametrize("k", [2, 3, 4, 6])
 @pytest.mark.parametrize(("eps_v", "eps_j"), PAIRS)
 def test_krr_clone_mass_is_exact(k, eps_v, eps_j):
-    got = float(get_randomizer(f"krr:{k}").clone_mass(eps_v, eps_j))
+    got = float(get_family(f"krr:{k}").clone_mass(eps_v, eps_j))
     assert got == pytest.approx(_grr_mass(k, eps_v, eps_j), rel=1e-12)
 
 
 @pytest.mark.parametrize("d", [2, 3, 4])
 @pytest.mark.parametrize(("eps_v", "eps_j"), PAIRS)
 def test_oue_clone_mass_is_exact(d, eps_v, eps_j):
-    got = float(get_randomizer(f"oue:{d}").clone_mass(eps_v, eps_j))
+    got = float(get_family(f"oue:{d}").clone_mass(eps_v, eps_j))
     assert got == pytest.approx(_oue_mass(d, eps_v, eps_j), rel=1e-10)
 
 
@@ -87,7 +87,7 @@ def test_oue_group_mass_is_below_the_mass_of_every_victim_in_the_group(d):
     """The box bound (docs/theory.md 6.6): never above the exact mass of any victim budget in
     [lo, hi] (checked on a dense grid, with enumeration-exact masses for small d), equal to it
     when lo = hi, and over the accepted range of budgets (1e-3 .. 50)."""
-    fam = get_randomizer(f"oue:{d}")
+    fam = get_family(f"oue:{d}")
     rng = np.random.default_rng([d, 66])
     for _ in range(300):
         lo = float(np.exp(rng.uniform(np.log(1e-3), np.log(50.0))))
@@ -107,15 +107,15 @@ def test_oue_group_mass_is_below_the_mass_of_every_victim_in_the_group(d):
 
 
 def test_binary_rr_is_krr_2_and_oue_identical_masses():
-    r = get_randomizer("binary_rr")
-    assert get_randomizer("krr:2") == r and get_randomizer("KRR:2").spec == "binary_rr"
+    r = get_family("binary_rr")
+    assert get_family("krr:2") == r and get_family("KRR:2").spec == "binary_rr"
     e = np.array(BUDGETS)
     # identical OUE (d >= 3): e^-eps (standard only); d = 2: 2 / (1 + e^eps)
-    np.testing.assert_allclose(get_randomizer("oue:5").clone_mass(e, e), np.exp(-e), rtol=1e-12)
-    np.testing.assert_allclose(get_randomizer("oue:2").clone_mass(e, e), 2 / (1 + np.exp(e)),
+    np.testing.assert_allclose(get_family("oue:5").clone_mass(e, e), np.exp(-e), rtol=1e-12)
+    np.testing.assert_allclose(get_family("oue:2").clone_mass(e, e), 2 / (1 + np.exp(e)),
                                rtol=1e-12)
     # personalized OUE with many categories: essentially no clones across budgets
-    assert float(get_randomizer("oue:100").clone_mass(1.0, 0.5)) < 1e-6
+    assert float(get_family("oue:100").clone_mass(1.0, 0.5)) < 1e-6
 
 
 # --------------------------------------------------------------------------- grids (continuous)
@@ -143,7 +143,7 @@ def test_laplace_clone_mass_on_a_dense_grid(eps_v, eps_j):
     ys = np.linspace(-12, 12, 4801)
     vic, usr = LaplaceMechanism(eps=[eps_v]), LaplaceMechanism(eps=[eps_j])
     grid = _grid_mass(lambda y, x: usr.pdf(y, x), lambda y, x: vic.pdf(y, x), ys, xs)
-    got = float(get_randomizer("laplace").clone_mass(eps_v, eps_j))
+    got = float(get_family("laplace").clone_mass(eps_v, eps_j))
     assert got <= grid * (1 + 1e-9)  # domination holds at every grid point
     assert got >= grid * (1 - 2e-3)  # and the closed form is the infimum (grid resolution)
 
@@ -153,7 +153,7 @@ def test_laplace_lighter_tails_give_no_clones():
     vic, usr = LaplaceMechanism(eps=[0.5]), LaplaceMechanism(eps=[2.0])
     y = np.array([50.0])
     ratio = usr.pdf(y, -1.0) / vic.pdf(y, 1.0)
-    assert ratio[0] < 1e-10 and float(get_randomizer("laplace").clone_mass(0.5, 2.0)) == 0.0
+    assert ratio[0] < 1e-10 and float(get_family("laplace").clone_mass(0.5, 2.0)) == 0.0
 
 
 @pytest.mark.parametrize(("eps_v", "eps_j"), [(2.0, 0.5), (1.0, 1.0), (4.0, 1.5)])
@@ -163,7 +163,7 @@ def test_piecewise_clone_mass_on_a_dense_grid(eps_v, eps_j):
     c = float(vic.big_c()[0])
     ys = np.linspace(-c, c, 6001)
     grid = _grid_mass(lambda y, x: usr.pdf(y, x), lambda y, x: vic.pdf(y, x), ys, xs)
-    got = float(get_randomizer("piecewise").clone_mass(eps_v, eps_j))
+    got = float(get_family("piecewise").clone_mass(eps_v, eps_j))
     assert got <= grid * (1 + 1e-9) and got >= grid * (1 - 1e-9)
 
 
@@ -171,7 +171,7 @@ def test_piecewise_wider_victim_support_gives_no_clones():
     vic, usr = PiecewiseMechanism(eps=[0.5]), PiecewiseMechanism(eps=[2.0])
     y = np.array([float(vic.big_c()[0]) * 0.99])  # inside the victim's range only
     assert usr.pdf(y, 0.0)[0] == 0.0 and vic.pdf(y, 1.0)[0] > 0
-    assert float(get_randomizer("piecewise").clone_mass(0.5, 2.0)) == 0.0
+    assert float(get_family("piecewise").clone_mass(0.5, 2.0)) == 0.0
 
 
 def test_duchi_one_bit_is_dominated_by_binary_rr():
@@ -207,7 +207,7 @@ def test_duchi_one_bit_is_dominated_by_binary_rr():
 
 
 def test_gaussian_has_no_clone_mass_and_is_not_pure():
-    r = get_randomizer(GaussianMechanism(eps=[1.0, 1.0], delta=1e-6))
+    r = get_family(GaussianMechanism(eps=[1.0, 1.0], delta=1e-6))
     assert r.family == "gaussian" and not r.pure
     assert float(r.clone_mass(1.0, 1.0)) == 0.0
 
@@ -226,7 +226,7 @@ PROFILES = [[1.0, 1.0, 1.0], [0.5, 1.0, 2.0], [1.0, 1.05, 1.1], [0.5, 0.5, 4.0],
 
 
 def _exact_mass(name: str, eps_v: float, eps_j: float) -> float:
-    """The largest valid clone mass from the mechanism itself (not from shuffledp.randomizers):
+    """The largest valid clone mass from the mechanism itself (not from shuffledp.families):
     exhaustive for the discrete mechanisms, dense grids for the continuous ones; for Duchi the
     dominating pair is binary RR's (the reduction tested above)."""
     if name == "grr3":
@@ -276,39 +276,39 @@ def test_the_issue_examples():
     assert not clones.covers(randomizer="krr:3", profile=prof)
     # the numbers in the issue: victim 2, user 0.5, Laplace: valid r/2 on the extreme pair
     # 0.1336 vs the standard mass e^{-0.5}/2 = 0.3033; over all pairs even less
-    assert float(get_randomizer("laplace").clone_mass(2.0, 0.5)) / 2 < 0.1336 < 0.3033
+    assert float(get_family("laplace").clone_mass(2.0, 0.5)) / 2 < 0.1336 < 0.3033
 
 
 # --------------------------------------------------------------------------- the vocabulary
 def test_specs_and_errors():
-    assert get_randomizer("oue:10") == Randomizer("oue", 10)
-    assert get_randomizer(GRRMechanism(eps=[1.0, 1.0], d=7)).spec == "krr:7"
-    assert get_randomizer(LaplaceMechanism).spec == "laplace"
+    assert get_family("oue:10") == OUE(10)
+    assert get_family(GRRMechanism(eps=[1.0, 1.0], d=7)).spec == "krr:7"
+    assert get_family(LaplaceMechanism).spec == "laplace"
     for bad, match in [("krr", "needs its number of categories"), ("laplace:3", "takes no"),
                        ("nope", "randomizer must be one of"), ("krr:x", "k must be an integer"),
                        ("oue:1", "k \\(categories\\) must be >= 2")]:
         with pytest.raises(ValueError, match=match):
-            get_randomizer(bad)
+            get_family(bad)
     with pytest.raises(ValueError, match="needs its number of categories"):
-        get_randomizer(GRRMechanism)
+        get_family(GRRMechanism)
     with pytest.raises(TypeError, match="randomizer must be a spec string"):
-        get_randomizer(3.0)
-    assert set(FAMILIES) >= {"binary_rr", "krr", "oue", "laplace", "duchi", "piecewise",
+        get_family(3.0)
+    assert set(family_names()) >= {"binary_rr", "krr", "oue", "laplace", "duchi", "piecewise",
                              "gaussian", "duchi_l2", "any"}
 
 
 def test_includes_is_the_lower_bound_relation():
-    any_, rr, duchi = (get_randomizer(s) for s in ("any", "binary_rr", "duchi"))
+    any_, rr, duchi = (get_family(s) for s in ("any", "binary_rr", "duchi"))
     assert any_.includes(rr) and duchi.includes(rr) and rr.includes(rr)
-    assert not rr.includes(duchi) and not get_randomizer("laplace").includes(rr)
-    assert not any_.includes(get_randomizer("gaussian"))
+    assert not rr.includes(duchi) and not get_family("laplace").includes(rr)
+    assert not any_.includes(get_family("gaussian"))
 
 
 def test_domination_fast_paths_agree_with_the_full_matrix():
     rng = np.random.default_rng(5)
     for spec in ["binary_rr", "krr:3", "krr:7", "duchi", "laplace", "piecewise", "oue:3",
                  "duchi_l2", "gaussian", "any"]:
-        r = get_randomizer(spec)
+        r = get_family(spec)
         for _ in range(60):
             n = int(rng.integers(2, 7))
             e = rng.choice([0.1, 0.5, 1.0, 2.0, 4.0, float(rng.uniform(0.01, 6))], size=n)
@@ -320,5 +320,5 @@ def test_domination_fast_paths_agree_with_the_full_matrix():
 
 def test_general_family_with_too_many_tiers_is_refused_not_guessed():
     e = np.linspace(0.5, 2.0, MAX_DISTINCT_GENERAL + 1)
-    out = domination(get_randomizer("oue:3"), eps=e, required=0.0)
+    out = domination(get_family("oue:3"), eps=e, required=0.0)
     assert not out.holds and "distinct budgets" in out.reason

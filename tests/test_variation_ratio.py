@@ -13,7 +13,7 @@ from scipy import stats
 import shuffledp
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
 from shuffledp.bounds.variation_ratio import pair_delta, pair_eps, parameters
-from shuffledp.randomizers import VariationRatio, get_randomizer
+from shuffledp.families import VariationRatio, get_family
 
 BOUND = get_bound("variation_ratio")
 
@@ -72,7 +72,7 @@ SPECS = ("binary_rr", "krr:10", "laplace", "oue:100")
 @pytest.mark.parametrize(("n", "eps0"), list(REFERENCE))
 def test_reference_values_of_the_authors(n, eps0):
     for spec, ref in zip(SPECS, REFERENCE[n, eps0], strict=True):
-        got = pair_eps(n=n, delta=1e-6, params=get_randomizer(spec).variation_ratio(eps0))
+        got = pair_eps(n=n, delta=1e-6, params=get_family(spec).variation_ratio(eps0))
         assert got == pytest.approx(ref, rel=5e-3), spec
     prof = BudgetProfile.identical(n=n, eps0=eps0)
     assert BOUND.eps(profile=prof, delta=1e-6) == pytest.approx(REFERENCE[n, eps0][0], rel=5e-3)
@@ -85,7 +85,7 @@ def test_counterexample_krr_identical_budgets():
     exact = get_bound("krr_exact").delta(profile=prof, eps=0.8, k=3)
     assert exact == pytest.approx(math.e * (math.e - math.exp(0.8)) / (math.e + 2) ** 2,
                                   rel=1e-9)
-    pair = pair_delta(n=2, eps=0.8, params=get_randomizer("krr:3").variation_ratio(1.0))
+    pair = pair_delta(n=2, eps=0.8, params=get_family("krr:3").variation_ratio(1.0))
     assert pair == pytest.approx(0.027248, rel=1e-4)
     assert exact > 2.0 * pair  # Theorem 4.8 with the k-RR row is false
     # the registered bound (general row) stays above the exact curve
@@ -110,7 +110,7 @@ def test_krr_pair_is_the_third_value_dataset_only():
         marg_p[h[:2]] += w
     for h, w in full_q.items():
         marg_q[h[:2]] += w
-    pair_p, pair_q = _pair_laws(n, get_randomizer(f"krr:{k}").variation_ratio(e0))
+    pair_p, pair_q = _pair_laws(n, get_family(f"krr:{k}").variation_ratio(e0))
     for key in set(marg_p) | set(pair_p):
         assert marg_p.get(key, 0.0) == pytest.approx(pair_p.get(key, 0.0), abs=1e-14)
         assert marg_q.get(key, 0.0) == pytest.approx(pair_q.get(key, 0.0), abs=1e-14)
@@ -139,7 +139,7 @@ def test_counterexample_heterogeneous_form():
 @pytest.mark.parametrize("n", [1, 2, 3, 6, 9])
 def test_pair_delta_matches_enumeration_both_directions(spec, n):
     for eps0 in (0.4, 1.0, 3.0):
-        v = get_randomizer(spec).variation_ratio(eps0)
+        v = get_family(spec).variation_ratio(eps0)
         P, Q = _pair_laws(n, v)
         for eps in np.linspace(0.0, eps0, 6)[:-1]:
             d = pair_delta(n=n, eps=float(eps), params=v)
@@ -237,12 +237,12 @@ def test_parameters_of_the_families():
         "oue:50": (ee - 1) / (2 * (ee + 1)),
     }
     for spec, beta in rows.items():
-        v = get_randomizer(spec).variation_ratio(e0)
+        v = get_family(spec).variation_ratio(e0)
         assert v.beta == pytest.approx(beta, rel=1e-14), spec
         assert v.alpha == pytest.approx(beta / (ee - 1), rel=1e-14), spec
         assert v.gamma == pytest.approx(1 - v.alpha * (1 + ee), abs=1e-14), spec
         assert (v.log_p, v.log_q) == (e0, e0)
-    assert get_randomizer("gaussian").variation_ratio(e0) is None
+    assert get_family("gaussian").variation_ratio(e0) is None
 
 
 def test_oue_total_variation_by_enumeration():
@@ -257,7 +257,7 @@ def test_oue_total_variation_by_enumeration():
         outs = list(itertools.product((0, 1), repeat=3))
         tv = 0.5 * sum(abs(pmf(0, y) - pmf(1, y)) for y in outs)
         ratio = max(pmf(0, y) / pmf(1, y) for y in outs)
-        v = get_randomizer("oue:3").variation_ratio(e0)
+        v = get_family("oue:3").variation_ratio(e0)
         assert tv == pytest.approx(v.beta, rel=1e-12)
         assert ratio == pytest.approx(math.exp(e0), rel=1e-12)
 
@@ -290,7 +290,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="need log_q >= log_p"):
         VariationRatio(log_p=1.0, log_q=0.5, beta=v.beta, alpha=v.alpha, gamma=0.0)
     with pytest.raises(ValueError, match="eps0 must be finite"):
-        get_randomizer("krr:3").variation_ratio(-1.0)
+        get_family("krr:3").variation_ratio(-1.0)
 
 
 # --------------------------------------------------------------------------- (d) contract

@@ -21,16 +21,15 @@ from scipy.special import ndtr
 from shuffledp import BudgetProfile, get_bound
 from shuffledp.bounds import list_bounds
 from shuffledp.bounds.window import (
-    _configs,
     _victim_tiers,
     cell_masses,
     window_lower_delta,
     window_pairs,
 )
 from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import get_family
 from shuffledp.hockey_stick import prepared_delta
 from shuffledp.mechanisms.mean import analytic_gaussian_sigma
-from shuffledp.randomizers import get_randomizer
 
 BOUND = get_bound("window_lower")
 
@@ -103,12 +102,12 @@ def test_engine_matches_bruteforce(mechanism, n):
     rng = np.random.default_rng(1000 * n + MECHANISMS.index(mechanism))
     eps = rng.uniform(0.2, 3.0, size=n)
     prof = _profile(eps, mechanism)
-    fam = get_randomizer(mechanism)
+    fam = get_family(mechanism)
     e_arr = np.asarray(prof.eps, dtype=np.float64)
     d_arr = np.asarray(prof.delta, dtype=np.float64) * np.ones_like(e_arr)
     brute_pairs = {}
     for v in _victims(e_arr, d_arr):
-        for cfg in _configs(fam, float(e_arr[v]), float(d_arr[v])):
+        for cfg in fam.window_configs(float(e_arr[v]), float(d_arr[v])):
             label = f"victim eps={e_arr[v]:g} {cfg.label}"
             assert label not in brute_pairs
             brute_pairs[label] = _brute_pair(fam, e_arr, d_arr, v, cfg)
@@ -133,7 +132,7 @@ def _direct_pairs(fam, e_arr, d_arr):
     out = {}
     n = e_arr.size
     for v in _victims(e_arr, d_arr):
-        for cfg in _configs(fam, float(e_arr[v]), float(d_arr[v])):
+        for cfg in fam.window_configs(float(e_arr[v]), float(d_arr[v])):
             lam_l, lam_r = cfg.lam
 
             def kernels(x, cfg=cfg, lam_l=lam_l, lam_r=lam_r):  # one row per user
@@ -162,7 +161,7 @@ def test_engine_matches_direct_convolution(mechanism, kind):
     else:
         eps = np.random.default_rng(5).uniform(0.3, 2.5, size=120)
     prof = _profile(eps, mechanism)
-    fam = get_randomizer(mechanism)
+    fam = get_family(mechanism)
     e_arr = np.asarray(prof.eps, dtype=np.float64)
     d_arr = np.asarray(prof.delta, dtype=np.float64) * np.ones_like(e_arr)
     ref = _direct_pairs(fam, e_arr, d_arr)
@@ -189,11 +188,11 @@ def test_victims_selection():
 def test_bruteforce_identical_budgets_single_victim():
     # identical budgets: one candidate victim, and the other users form one tier
     prof = BudgetProfile.identical(n=4, eps0=1.3)
-    fam = get_randomizer("laplace")
+    fam = get_family("laplace")
     e_arr = np.full(4, 1.3)
     d_arr = np.zeros(4)
     assert _victims(e_arr, d_arr) == [0]
-    pairs = [_brute_pair(fam, e_arr, d_arr, 0, cfg) for cfg in _configs(fam, 1.3, 0.0)]
+    pairs = [_brute_pair(fam, e_arr, d_arr, 0, cfg) for cfg in fam.window_configs(1.3, 0.0)]
     for e in EPS_GRID:
         brute = max(_hockey(p, q, e) for p, q in pairs)
         got = window_lower_delta(profile=prof, eps=e, mechanism="laplace")
@@ -260,7 +259,7 @@ def _multiset_law(rows: list[np.ndarray]) -> np.ndarray:
 def _edges(mechanism, eps, delta, fam, victims, extra):
     edges = {-math.inf, math.inf}
     for v in victims:
-        for cfg in _configs(fam, float(eps[v]), float(delta[v])):
+        for cfg in fam.window_configs(float(eps[v]), float(delta[v])):
             w = cfg.window
             edges |= {w.lo, w.hi, -w.hi, -w.lo}
     edges |= set(float(t) for t in extra)
@@ -273,7 +272,7 @@ def test_never_exceeds_finer_binning(mechanism, n):
     rng = np.random.default_rng(77 + 10 * n + CONTINUOUS.index(mechanism))
     eps = np.sort(rng.uniform(0.3, 3.0, size=n))
     prof = _profile(eps, mechanism)
-    fam = get_randomizer(mechanism)
+    fam = get_family(mechanism)
     e_arr = np.asarray(prof.eps, dtype=np.float64)
     d_arr = np.asarray(prof.delta, dtype=np.float64) * np.ones_like(e_arr)
     victims = _victims(e_arr, d_arr)
@@ -290,7 +289,7 @@ def test_never_exceeds_finer_binning(mechanism, n):
     strictly_larger = False
     for v in victims:
         tag = f"victim eps={e_arr[v]:g} "
-        stars = sorted({c.x_star for c in _configs(fam, float(e_arr[v]), float(d_arr[v]))})
+        stars = sorted({c.x_star for c in fam.window_configs(float(e_arr[v]), float(d_arr[v]))})
         for x_star in stars:
             group = [pr for pr in pairs if pr.label.startswith(tag + f"x*={x_star:g} ")]
             assert group, (tag, x_star)
@@ -313,10 +312,10 @@ def test_never_exceeds_finer_binning(mechanism, n):
 
 @pytest.mark.parametrize("mechanism", CONTINUOUS)
 def test_cell_masses_match_own_cdfs(mechanism):
-    fam = get_randomizer(mechanism)
+    fam = get_family(mechanism)
     for eps_v in (0.05, 0.7, 2.5, 9.0):
         delta_v = 1e-6 if mechanism == "gaussian" else 0.0
-        for cfg in _configs(fam, eps_v, delta_v):
+        for cfg in fam.window_configs(eps_v, delta_v):
             w = cfg.window
             edges = np.array(sorted({-math.inf, -w.hi, -w.lo, w.lo, w.hi, math.inf}))
             for x in (-1.0, 0.0, 1.0, cfg.x_star):
@@ -628,8 +627,9 @@ def test_propagated_relative_error_covers_the_convolution_powers(p, m):
     # the law of Bin(m, p) by convolution powers against Boost's pmf (accurate to 5e-11): the
     # entries' relative error stays within the bound lattice_sum_pmf_rtol propagates (which
     # grows about linearly in m; a count of combinations times gamma_8192 did not cover it)
+    from shuffledp.binomial import binom_pmf
     from shuffledp.bounds.window import DIRECT_WORK
-    from shuffledp.poisson_binomial import binom_pmf, lattice_sum_pmf_rtol
+    from shuffledp.lattice import lattice_sum_pmf_rtol
 
     law, rel = lattice_sum_pmf_rtol(np.array([[1 - p, p]]), np.array([m]), tol=1e-15,
                                     direct_work=DIRECT_WORK)

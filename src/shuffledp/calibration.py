@@ -48,7 +48,8 @@ delta`` already proves that the least certified eps is at most ``eps``, so a val
 
 Reuse across steps (the guide).  For a large profile with many distinct budgets the work of
 one evaluation is dominated by the n users, not by the target.  A registered *guide* for the
-bound (today: ``clones``) runs the same search first on a quantized copy of the shape,
+bound (``Bound.guide_fn``; today ``clones``, :mod:`shuffledp.bounds.clones.guide`) runs the
+same search first on a quantized copy of the shape,
 computed once: every ``eps_i`` rounded *up* onto the grid ``max_i eps_i (1 + rho)^{-k}``, so
 the copy has a few thousand distinct budgets whose groups are convolved directly.  Rounding
 budgets up can only raise the clone-reduction bound, and by at most what scaling by
@@ -85,8 +86,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from shuffledp.bounds import Bound, get_bound, list_bounds
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
@@ -118,11 +117,6 @@ RTOL = 1e-3
 MAX_LOCAL_EPS = 30.0
 #: A guide is used from this many users on (below, real evaluations are cheap).
 GUIDE_MIN_N = 20_000
-#: Largest number of distinct budgets of the guide's quantized shape (the clone-count pmf
-#: then stays on the pairwise path of shuffledp.poisson_binomial, up to 4096 groups).
-GUIDE_MAX_GROUPS = 4000
-#: Budgets below max_i eps_i times this are rounded up to it in the guide's shape.
-GUIDE_FLOOR = 1e-6
 #: Safety cap on the number of evaluations of one search.
 MAX_EVALUATIONS = 200
 
@@ -514,87 +508,16 @@ class _BoundCheck:
         return float(e)
 
 
-class _Guide:
-    """The ``clones`` guide (module docstring): the generic clone reduction on the shape with
-    budgets rounded up onto ``eps_max (1 + rho)^{-k}``, evaluated on the grouped pool through
-    :func:`shuffledp.bounds.clones.clone_reduction_delta` (the conservative victim of
-    docs/theory.md, section 4: eps_v = max eps_i, delta_v = max delta_i, the pool without one
-    user of largest mass)."""
+class _GuideCheck:
+    """A bound's guide (``Bound.guide_fn``, module docstring) as a check of the scale search:
+    its delta at s against the target."""
 
-    def __init__(self, values: np.ndarray, counts: np.ndarray, delta0: float, rho: float,
-                 opts: Mapping[str, Any], eps: float, delta: float) -> None:
-        from shuffledp.bounds.clones import clone_probabilities, clone_reduction_delta
-
-        self._mass, self._delta_fn = clone_probabilities, clone_reduction_delta
-        self.values, self.delta0, self.rho = values, delta0, rho
-        self.clone = opts.get("clone", "stronger")
-        self.tol = opts.get("tol")
-        self.rel_step = opts.get("rel_step")
-        # pool: everyone but one user of the smallest budget (largest mass), masses increasing
-        pool_counts = counts.copy()
-        pool_counts[0] -= 1
-        self.pool_counts = pool_counts[::-1].copy()
-        self.eps, self.delta = eps, delta
+    def __init__(self, guide: Any, delta: float) -> None:
+        self.guide, self.delta, self.rho = guide, delta, float(guide.rho)
 
     def __call__(self, s: float) -> ScaleCheck:
-        tiny = BudgetProfile(eps=self.values * s, delta=self.delta0)  # one user per value
-        r = self._mass(tiny, clone=self.clone)[::-1]
-        extra = {k: v for k, v in (("tol", self.tol), ("rel_step", self.rel_step))
-                 if v is not None}
-        d = self._delta_fn(pool=r, counts=self.pool_counts, eps_v=s * float(self.values[-1]),
-                           delta_v=self.delta0, eps=self.eps, **extra)
+        d = self.guide.delta(s)
         return ScaleCheck(d <= self.delta, delta_score(d, self.delta), d)
-
-
-def _quantized_up(eps: np.ndarray, rho: float,
-                  weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values and counts of every eps_i rounded up onto ``top (1+rho)^{-k}``, k >= 0
-    (``top`` = max eps_i; budgets below ``top * GUIDE_FLOOR`` go to the grid point above it);
-    ``weights``: users per entry of ``eps`` (a budget histogram)."""
-    top = float(eps.max())
-    h = math.log1p(rho)
-    k_max = math.floor(math.log(1.0 / GUIDE_FLOOR) / h)
-    ratio = np.maximum(eps, top * GUIDE_FLOOR)
-    k = np.minimum(np.floor(np.log(top / ratio) / h), k_max)
-    q = top * np.exp(-k * h)
-    low = q < eps  # floating point: round up, never down
-    while low.any():
-        k = np.where(low, k - 1, k)
-        q = top * np.exp(-k * h)
-        low = q < eps
-    counts = np.bincount(k.astype(np.int64), weights=weights)
-    ks = np.flatnonzero(counts)
-    values = top * np.exp(-ks * h)
-    values[ks == 0] = top
-    return values[::-1].copy(), counts[ks][::-1].astype(np.int64)
-
-
-def _clones_guide(shape: BudgetProfile, opts: Mapping[str, Any], eps: float, delta: float,
-                  rtol: float) -> _Guide | None:
-    if opts.get("mechanism") is not None:  # mechanism-aware masses: no guide
-        return None
-    if shape.delta_min != shape.delta_max:
-        return None
-    t = shape.tiers
-    e = t.eps
-    top, bottom = float(e.max()), max(float(e.min()), float(e.max()) * GUIDE_FLOOR)
-    spread = math.log(top / bottom)
-    rho = max(0.5 * rtol, spread / (GUIDE_MAX_GROUPS - 1))
-    if rho > 0.75 * rtol:  # too spread out: the guide's bracket could not be confirmed
-        return None
-    values, counts = _quantized_up(e, rho, t.counts)
-    if values.size < 2:
-        return None
-    try:
-        return _Guide(values, counts, shape.delta_max, rho, opts, eps, delta)
-    except (ImportError, AttributeError):  # the clones module changed its API: no guide
-        return None
-
-
-#: Guides by bound name: factory(shape, options, eps, delta, rtol) -> None (no guide for this
-#: profile or these options) or a check (a callable s -> ScaleCheck with an attribute ``rho``:
-#: its delta is at least the bound's at s and at most the bound's at s (1 + rho)).
-_GUIDES: dict[str, Callable[..., _Guide | None]] = {"clones": _clones_guide}
 
 
 # --------------------------------------------------------------------------- calibration
@@ -647,11 +570,12 @@ def calibrate_scale(
     s_min = s_local if floor_applies else start / 1024.0
 
     # the guide (module docstring), then the real bound seeded with the guide's bracket
-    factory = _GUIDES.get(method)
+    factory = bound.guide_fn
     use_guide = factory is not None and not profile.is_identical and (
         guide if guide is not None else profile.n >= GUIDE_MIN_N)
     merged = {**bound.info.options, **opts}  # the guide sees the bound's defaults too
-    g = factory(profile, merged, eps, delta, rtol) if use_guide else None  # type: ignore[misc]
+    made = factory(profile, merged, eps, delta, rtol) if use_guide else None  # type: ignore[misc]
+    g = _GuideCheck(made, delta) if made is not None else None
     seeds: list[float] = []
     diagnostics: dict[str, Any] = {}
     if g is not None:

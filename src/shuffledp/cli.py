@@ -26,7 +26,7 @@ from shuffledp.bounds import KIND_LABELS, get_bound, list_bounds
 from shuffledp.budgets import BudgetProfile
 from shuffledp.compare import Evaluation, InconsistentBoundsError, compare_bounds
 from shuffledp.errors import short_repr
-from shuffledp.randomizers import get_randomizer
+from shuffledp.families import get_family
 
 __all__ = ["main"]
 
@@ -261,7 +261,7 @@ def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namesp
 def _cmd_bound(args: argparse.Namespace) -> int:
     profile = _profile(args)
     methods = _methods(args.method)
-    randomizer = get_randomizer(args.randomizer) if args.randomizer is not None else None
+    randomizer = get_family(args.randomizer) if args.randomizer is not None else None
     if args.mechanism_aware and randomizer is None:
         raise ValueError("--mechanism-aware needs --randomizer SPEC (the masses of which "
                          "randomizer)")
@@ -277,8 +277,11 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         # and window_lower the windows of that randomizer (for `any`, its default binary RR
         # windows: a lower bound for one member of a family is one for the family)
         for name in methods:
-            if name != "clones" and "mechanism" in get_bound(name).info.options:
-                if randomizer.family == "any" and get_bound(name).info.kind == "lower":
+            bound = get_bound(name)
+            if name != "clones" and "mechanism" in bound.info.options:
+                default = bound.info.options["mechanism"]
+                if (bound.info.kind == "lower" and not randomizer.provides("cell_masses")
+                        and default is not None and randomizer.includes(get_family(default))):
                     continue
                 options[name] = {"mechanism": randomizer.spec}
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,

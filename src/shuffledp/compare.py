@@ -35,7 +35,7 @@ import numpy as np
 from shuffledp.bounds import BoundResult, get_bound, list_bounds
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.randomizers import get_randomizer
+from shuffledp.families import family_class, family_names, get_family
 from shuffledp.validation import check_one_target
 
 __all__ = [
@@ -109,11 +109,12 @@ def _lower_randomizer(method: str, options: Mapping[str, Any]):
     bound = get_bound(method)
     mech = options.get("mechanism", bound.info.options.get("mechanism"))
     if mech is not None:
-        return get_randomizer(mech)
+        return get_family(mech)
     spec = bound.info.randomizers[0]
-    if spec.startswith("krr"):
-        spec = f"krr:{options.get('k', bound.info.options.get('k', 3))}"
-    return get_randomizer(spec)
+    name = spec.split(":")[0]
+    if family_class(name).needs_k:  # krr_exact: k from its options
+        spec = f"{name}:{options.get('k', bound.info.options.get('k', 3))}"
+    return get_family(spec)
 
 
 def _describes(method: str, options: Mapping[str, Any], lower: str,
@@ -125,12 +126,14 @@ def _describes(method: str, options: Mapping[str, Any], lower: str,
     otherwise the bound's declared families (``any`` describes every randomizer; binary RR is
     one-bit Duchi's and 2-RR's special case)."""
     mech = options.get("mechanism")
-    fams = ({get_randomizer(mech).family} if mech is not None else
-            {s.split(":")[0] for s in get_bound(method).info.randomizers})
-    target = _lower_randomizer(lower, lower_options or {}).family
-    if "any" in fams or target in fams:
-        return True
-    return target == "binary_rr" and bool(fams & {"duchi", "krr"})
+    if mech is not None:
+        classes = [type(get_family(mech))]
+    else:  # declared names that are no registered family describe none of them
+        known = set(family_names())
+        classes = [family_class(s.split(":")[0]) for s in get_bound(method).info.randomizers
+                   if s.split(":")[0] in known]
+    target = _lower_randomizer(lower, lower_options or {})
+    return any(cls.describes(target) for cls in classes)
 
 
 def lower_bound_check(

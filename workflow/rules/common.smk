@@ -13,7 +13,7 @@ import shuffledp
 from shuffledp.errors import short_repr
 from shuffledp.bounds.window import SUPPORTED as WINDOW_FAMILIES
 from shuffledp.experiments.profiles import profile_from_spec
-from shuffledp.randomizers import get_randomizer
+from shuffledp.families import get_family as get_randomizer
 
 CONFIG_SCHEMA = os.path.join(workflow.basedir, "config", "schema.yaml")
 MAX_CONFIG_PROBLEMS = 5  # config errors reported at once (one line each)

@@ -41,8 +41,9 @@ from typing import Any, Literal
 from shuffledp._lazy import lazy_module
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import Family, budget_tiers, domination, get_family
+from shuffledp.families.registry import spec_includes
 from shuffledp.numerics import delta_from_eps, eps_from_delta
-from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
 from shuffledp.validation import check_one_target, check_target_delta, check_target_eps
 
 special = lazy_module("scipy.special")
@@ -89,7 +90,7 @@ class BoundInfo:
     citation: paper, theorem / equation, arXiv id.
     personalized: the theorem itself handles heterogeneous budgets.
     approx_ldp: the theorem handles local ``delta_i > 0``.
-    randomizers: upper bounds: the randomizer families (:mod:`shuffledp.randomizers` specs) the
+    randomizers: upper bounds: the randomizer families (:mod:`shuffledp.families` specs) the
         theorem covers with identical budgets (``"any"`` = every pure eps0-LDP randomizer);
         lower bounds: the randomizer whose exact curve it computes.  What a bound covers for
         a given profile is :meth:`Bound.covers`.
@@ -200,7 +201,7 @@ CheckFn = Callable[..., None]
 CoversFn = Callable[..., Coverage]
 
 
-def default_coverage(info: BoundInfo, randomizer: Randomizer, profile: BudgetProfile) -> Coverage:
+def default_coverage(info: BoundInfo, randomizer: Family, profile: BudgetProfile) -> Coverage:
     """What a bound covers from its declarations (see :class:`BoundInfo` and the module
     docstring); bounds whose coverage depends on their options supply ``covers_fn``."""
     r = randomizer
@@ -208,7 +209,7 @@ def default_coverage(info: BoundInfo, randomizer: Randomizer, profile: BudgetPro
     if info.kind == "approximate":
         return Coverage(False, f"{name} is an approximation: not a guarantee for any randomizer")
     if info.kind == "lower":
-        own = [get_randomizer(s) for s in info.randomizers]
+        own = [get_family(s) for s in info.randomizers]
         if any(r.includes(o) for o in own):
             return Coverage(True, f"exact curve of {own[0]}, one of the {r} protocols: a lower "
                                   "bound for it")
@@ -239,8 +240,7 @@ def default_coverage(info: BoundInfo, randomizer: Randomizer, profile: BudgetPro
                                "clones: its worst-user reduction is not proven for personalized "
                                "budgets")
     families = [s for s in info.randomizers]
-    if "any" in families or any(get_randomizer(s).includes(r) or get_randomizer(s) == r
-                                for s in families):
+    if any(spec_includes(s, r) for s in families):
         return Coverage(True, f"{name} covers {r} with identical budgets")
     return Coverage(False, f"{name} covers {', '.join(families)} only")
 
@@ -251,10 +251,14 @@ class Bound:
 
     ``check_fn(*, profile, **options)`` raises :class:`ParameterRegimeError` outside the
     validity region (it is called before every evaluation).  ``covers_fn(*, family, profile,
-    **options)`` returns the :class:`Coverage` of a :class:`~shuffledp.randomizers.Randomizer`
+    **options)`` returns the :class:`Coverage` of a :class:`~shuffledp.families.base.Family`
     when it depends on the options (default: :func:`default_coverage`).
     ``diagnostics_fn(*, profile, eps, delta, **options)`` returns extra columns for the result
-    record.
+    record.  ``guide_fn(shape, options, eps, delta, rtol)`` (optional) returns a *guide* for
+    :func:`~shuffledp.calibration.calibrate_scale`, or ``None`` where it has none: an object
+    with a quantization step ``rho`` and ``delta(s)``, a delta(eps) of the shape scaled by s
+    that is at least the bound's at s and at most the bound's at s (1 + rho) (the calibration
+    searches it first; e.g. :mod:`shuffledp.bounds.clones.guide`).
     """
 
     info: BoundInfo
@@ -264,6 +268,7 @@ class Bound:
     diagnostics_fn: DiagFn | None = None
     covers_fn: CoversFn | None = None
     eps_max: float = 1e3
+    guide_fn: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.delta_fn is None and self.eps_fn is None:
@@ -316,7 +321,7 @@ class Bound:
     # ------------------------------------------------------------------ public API
     def covers(self, *, randomizer: Any, profile: BudgetProfile, **options: Any) -> Coverage:
         """Whether this bound's guarantee holds when every user i runs ``randomizer`` (a family
-        spec such as ``"krr:10"``, see :mod:`shuffledp.randomizers`) with budget eps_i.
+        spec such as ``"krr:10"``, see :mod:`shuffledp.families`) with budget eps_i.
 
         >>> from shuffledp import BudgetProfile, get_bound
         >>> p = BudgetProfile.from_arrays([0.5, 2.0, 4.0])
@@ -325,7 +330,7 @@ class Bound:
         >>> get_bound("clones").covers(randomizer="laplace", profile=p, clone="standard").covered
         False
         """
-        r = get_randomizer(randomizer)
+        r = get_family(randomizer)
         if not isinstance(profile, BudgetProfile):
             raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
         opts = self._options(options)

@@ -67,7 +67,7 @@ from typing import Any
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
-from shuffledp.randomizers import Randomizer, budget_tiers, domination, get_randomizer
+from shuffledp.families import Family, budget_tiers, domination, get_family
 
 __all__ = ["RANDOMIZERS", "blanket_parameters", "hoeffding_delta", "bennett_delta",
            "blanket_coverage", "HOEFFDING", "BENNETT"]
@@ -175,7 +175,7 @@ def _diag(
 
 
 def blanket_coverage(
-    *, family: Randomizer, profile: BudgetProfile, blanket: str = "generic", k: int = 2,
+    *, family: Family, profile: BudgetProfile, blanket: str = "generic", k: int = 2,
 ) -> Coverage:
     """What the blanket bound covers (docs/theory.md, "Identical-budget theorems on
     personalized profiles").
@@ -183,7 +183,7 @@ def blanket_coverage(
     ``generic``: the blanket of the victim's pair can be taken as omega = (P0 + P1)/2, which
     every user dominates with mass gamma = e^{-eps0} exactly when the family dominates the
     standard clone mass at eps0 (identical budgets: every pure randomizer; personalized:
-    :func:`shuffledp.randomizers.domination`); the victim's mu_b / omega then lies in
+    :func:`shuffledp.families.domination`); the victim's mu_b / omega then lies in
     [e^{-eps0}, e^{eps0}] as the generic constants need.  ``krr``: the parameters are the exact
     ones of k-RR with that k (k = 2 also covers one-bit Duchi, whose shuffled profile is at most
     binary RR's), identical budgets only.
@@ -192,11 +192,11 @@ def blanket_coverage(
     if not r.pure:
         return Coverage(False, f"the privacy blanket bound needs pure LDP; {r} is not")
     if blanket == "krr":
-        own = get_randomizer(f"krr:{k}")
+        own = get_family(f"krr:{k}")
         if not profile.is_identical:
             return Coverage(False, "the k-RR blanket parameters are proven for identical "
                                    "budgets only")
-        if own == r or (own.family == "binary_rr" and r.family == "duchi"):
+        if r.profile_at_most(own):
             return Coverage(True, f"exact blanket parameters of {own}")
         return Coverage(False, f"the k-RR blanket parameters (k = {k}) cover {own} only")
     eps0 = profile.eps_max

@@ -46,7 +46,7 @@ from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
 from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.randomizers import Randomizer, get_randomizer
+from shuffledp.families import Family, get_family
 
 special = lazy_module("scipy.special")
 
@@ -217,9 +217,9 @@ def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float, k: int = K
             "exhaustive": profile.n - 1 <= exhaustive_n, "k": k}
 
 
-def _covers(*, family: Randomizer, profile: BudgetProfile, k: int = K,
+def _covers(*, family: Family, profile: BudgetProfile, k: int = K,
             exhaustive_n: int = EXHAUSTIVE_N, max_cells: int = MAX_CELLS) -> Coverage:
-    own = get_randomizer(f"krr:{k}")
+    own = get_family(f"krr:{k}")
     if family.includes(own):
         return Coverage(True, f"exact curve of {own}, one of the {family} protocols")
     return Coverage(False, f"krr_exact is the exact curve of {own}, not a {family} protocol")

@@ -53,7 +53,7 @@ from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.randomizers import budget_tiers
+from shuffledp.families import budget_tiers
 
 __all__ = ["echo_probabilities", "echo_sum", "liu23_eps", "liu23_delta", "BOUND"]
 

@@ -78,10 +78,10 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL, Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
+from shuffledp.families import Family, Laplace, budget_tiers
 from shuffledp.limits import EPS_LOCAL_MAX, LOCAL_EPS_RULE
 from shuffledp.numerics import eps_from_delta
 from shuffledp.poisson_binomial import binom_cdf, binomial_window
-from shuffledp.randomizers import Randomizer, budget_tiers
 from shuffledp.validation import as_real_array, check_array_range, check_real
 
 special = lazy_module("scipy.special")
@@ -170,7 +170,7 @@ def _check_victim(eps_victim: object) -> float:
 
 def clone_sum(profile: BudgetProfile) -> float:
     """S = sum over every user but the victim (one user with the largest eps_i) of p_i,
-    computed once per distinct budget (:func:`shuffledp.randomizers.budget_tiers`)."""
+    computed once per distinct budget (:func:`shuffledp.families.budget_tiers`)."""
     values, counts, _ = budget_tiers(profile)
     others = counts.astype(np.float64)
     others[-1] -= 1.0  # the victim: one user of the largest budget
@@ -264,8 +264,8 @@ def liu24_eps(*, profile: BudgetProfile, delta: float) -> float:
     )
 
 
-def _covers(*, family: Randomizer, profile: BudgetProfile) -> Coverage:
-    if family.family == "laplace":
+def _covers(*, family: Family, profile: BudgetProfile) -> Coverage:
+    if isinstance(family, Laplace):
         return Coverage(False, "liu24 is an approximation for the Laplace mechanism (the family "
                                "it is derived for): not a guarantee")
     return Coverage(False, f"liu24 is derived for the Laplace mechanism only, not {family}, and "

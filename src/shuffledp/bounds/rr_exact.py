@@ -80,6 +80,7 @@ from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
+from shuffledp.families import budget_tiers
 from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
@@ -89,7 +90,6 @@ from shuffledp.poisson_binomial import (
     poisson_binomial_pmf_grouped,
     poisson_binomial_pmf_tree,
 )
-from shuffledp.randomizers import budget_tiers
 
 special = lazy_module("scipy.special")
 

@@ -60,6 +60,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.binomial import MIN_COMPLEMENT as _MIN_COMPLEMENT
+from shuffledp.binomial import PMF_RTOL as _PMF_RTOL
+from shuffledp.binomial import SF_ATOL as _SF_ATOL
+from shuffledp.binomial import SF_RTOL as _SF_RTOL
+from shuffledp.binomial import binom_half_sf as _binom_half_sf
 from shuffledp.bounds.base import (
     INVERSION_ATOL,
     INVERSION_RTOL,
@@ -68,19 +73,12 @@ from shuffledp.bounds.base import (
     Coverage,
     default_coverage,
 )
-from shuffledp.bounds.clones import (
-    _MIN_COMPLEMENT,
-    _PMF_RTOL,
-    _SF_ATOL,
-    _SF_RTOL,
-    _binom_half_sf,
-)
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import Family, VariationRatio, get_family
 from shuffledp.numerics import eps_from_delta
 from shuffledp.poisson_binomial import TruncatedPMF, binomial_windows
-from shuffledp.randomizers import Randomizer, VariationRatio, get_randomizer
 
 __all__ = [
     "TOL",
@@ -139,8 +137,8 @@ def pair_delta(*, n: int, eps: float, params: VariationRatio) -> float:
     Equal to H(Q || P) (mirror (a, b) -> (b, a), docs/theory.md 11.2).  A privacy bound only
     when ``params.gamma == 0`` (module docstring); for ``gamma > 0`` it is the authors' number.
 
-    >>> from shuffledp.randomizers import get_randomizer
-    >>> v = get_randomizer("binary_rr").variation_ratio(math.log(3.0))
+    >>> from shuffledp.families import get_family
+    >>> v = get_family("binary_rr").variation_ratio(math.log(3.0))
     >>> d = pair_delta(n=1, eps=0.0, params=v)  # the victim alone: 3/4 - 1/4
     >>> bool(0.5 <= d <= 0.5 + 1e-8)  # round-off is charged upwards
     True
@@ -211,7 +209,7 @@ def _pair_sum(n: int, eps: float, params: VariationRatio, win: TruncatedPMF) -> 
     return float(np.maximum(h, 0.0).sum() + rho.sum()) + win.dropped_mass * (1.0 + _TERM_RTOL)
 
 
-def _row(fam: Randomizer, eps0: float, name: str, why: str) -> VariationRatio:
+def _row(fam: Family, eps0: float, name: str, why: str) -> VariationRatio:
     """The family's (p, beta, q) row at ``eps0``; ParameterRegimeError when not pure LDP."""
     params = fam.variation_ratio(eps0)
     if params is None:
@@ -222,7 +220,7 @@ def _row(fam: Randomizer, eps0: float, name: str, why: str) -> VariationRatio:
 
 def parameters(mechanism: Any, eps0: float) -> VariationRatio:
     """The (p, beta, q) parameters the bound uses at ``eps0``: the general row when
-    ``mechanism`` is None, else the family's own (:meth:`Randomizer.variation_ratio`).
+    ``mechanism`` is None, else the family's own (:meth:`Family.variation_ratio`).
 
     Raises :class:`ParameterRegimeError` for a family that is not pure LDP, or whose
     parameters have ``gamma > 0`` (Theorems 4.7/4.8 are false there, docs/theory.md 11.4).
@@ -234,7 +232,7 @@ def parameters(mechanism: Any, eps0: float) -> VariationRatio:
     ...
     shuffledp.errors.ParameterRegimeError: variation_ratio with mechanism 'krr:10': ...
     """
-    fam = get_randomizer("any" if mechanism is None else mechanism)
+    fam = get_family("any" if mechanism is None else mechanism)
     params = _row(fam, eps0, "variation_ratio",
                   "no finite p; use clones with mechanism='gaussian' (docs/theory.md 8)")
     if params.gamma > 0.0:
@@ -272,8 +270,8 @@ def pair_eps(*, n: int, delta: float, params: VariationRatio) -> float:
     capped at log p.  For any parameter row, also ``gamma > 0`` (then the authors' number, not
     a bound); the registered bound goes through :class:`~shuffledp.bounds.base.Bound`.
 
-    >>> from shuffledp.randomizers import get_randomizer
-    >>> pair_eps(n=2, delta=0.5, params=get_randomizer("binary_rr").variation_ratio(1.0)) < 1.0
+    >>> from shuffledp.families import get_family
+    >>> pair_eps(n=2, delta=0.5, params=get_family("binary_rr").variation_ratio(1.0)) < 1.0
     True
     """
     e = eps_from_delta(lambda x: pair_delta(n=n, eps=x, params=params), delta, side="upper",
@@ -281,7 +279,7 @@ def pair_eps(*, n: int, delta: float, params: VariationRatio) -> float:
     return min(e, params.log_p)
 
 
-def variation_ratio_coverage(*, family: Randomizer, profile: BudgetProfile,
+def variation_ratio_coverage(*, family: Family, profile: BudgetProfile,
                              mechanism: Any = None) -> Coverage:
     """Whether the bound is a guarantee when every user i runs ``family`` with budget eps_i.
 
@@ -290,11 +288,11 @@ def variation_ratio_coverage(*, family: Randomizer, profile: BudgetProfile,
     victim (identical budgets: docs/theory.md 3, Theorem 1; personalized: Theorem 4).
 
     >>> from shuffledp import BudgetProfile
-    >>> from shuffledp.randomizers import get_randomizer
+    >>> from shuffledp.families import get_family
     >>> p = BudgetProfile.identical(n=100, eps0=1.0)
-    >>> variation_ratio_coverage(family=get_randomizer("krr:10"), profile=p).covered
+    >>> variation_ratio_coverage(family=get_family("krr:10"), profile=p).covered
     True
-    >>> variation_ratio_coverage(family=get_randomizer("laplace"), profile=p).covered
+    >>> variation_ratio_coverage(family=get_family("laplace"), profile=p).covered
     False
     """
     try:
@@ -308,7 +306,7 @@ def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
                  mechanism: Any = None) -> dict[str, Any]:
     v = parameters(mechanism, profile.eps_max)
     win = _window(profile.n, v)[0]
-    return {"mechanism": None if mechanism is None else get_randomizer(mechanism).spec,
+    return {"mechanism": None if mechanism is None else get_family(mechanism).spec,
             "vr_beta": v.beta, "vr_alpha": v.alpha, "vr_gamma": v.gamma,
             "expected_clones": 2.0 * v.r * (profile.n - 1), "dropped_mass": win.dropped_mass}
 
@@ -342,7 +340,7 @@ BOUND = register_bound(
 
 # --------------------------------------------------------------------------- the published claim
 def _claimed_parameters(mechanism: Any, eps0: float) -> VariationRatio:
-    fam = get_randomizer("any" if mechanism is None else mechanism)
+    fam = get_family("any" if mechanism is None else mechanism)
     return _row(fam, eps0, "variation_ratio_claimed",
                 "the published parameter table has no row for it")
 
@@ -366,7 +364,7 @@ def claimed_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = None) 
                       params=_claimed_parameters(mechanism, profile.eps_max))
 
 
-def _claimed_coverage(*, family: Randomizer, profile: BudgetProfile,
+def _claimed_coverage(*, family: Family, profile: BudgetProfile,
                       mechanism: Any = None) -> Coverage:
     return Coverage(False, "variation_ratio_claimed is the published statement, an "
                     "approximation: false for parameter rows with gamma > 0 (docs/theory.md "

@@ -51,7 +51,6 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,19 +62,21 @@ from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.families import Family, family_names, get_family
+from shuffledp.families.windows import U as _U
+from shuffledp.families.windows import Window, WindowConfig
 from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
-from shuffledp.poisson_binomial import TruncatedPMF, lattice_sum_pmf_rtol
-from shuffledp.randomizers import Randomizer, get_randomizer
+from shuffledp.lattice import lattice_sum_pmf_rtol
+from shuffledp.poisson_binomial import TruncatedPMF
 
 special = lazy_module("scipy.special")
 
 __all__ = ["window_lower_delta", "window_pairs", "WindowConfig", "SUPPORTED", "cell_masses"]
 
-_U = float(np.finfo(float).eps) / 2.0
 #: Truncation of the others' law (subtracted times 1 + e^eps; far below any target delta).
 TOL = 1e-40
-#: Families with their window masses implemented.
-SUPPORTED = ("laplace", "gaussian", "piecewise", "duchi", "binary_rr", "krr")
+#: Families with their window masses implemented (:meth:`Family.cell_masses`).
+SUPPORTED = tuple(family_names(lambda f: f.provides("cell_masses")))
 #: Profiles with more distinct budgets than this are summed user by user (the FFT tree).
 MAX_USERS = 2_000_000
 #: Safety factor on the FFT round-off estimate (an estimate, not a proof).
@@ -91,195 +92,23 @@ DIRECT_WORK = 1 << 26
 
 
 # --------------------------------------------------------------------------- window masses
-@dataclass(frozen=True)
-class Window:
-    """Two disjoint output sets; for [-1, 1] randomizers intervals ``W_R = [lo, hi]`` and
-    its mirror ``W_L = [-hi, -lo]`` (``hi`` may be inf); for discrete outputs the values
-    ``W_L = {0}`` (or -1) and ``W_R = {1}``."""
-
-    label: str
-    lo: float = 0.0
-    hi: float = 0.0
-
-
-# Every mass below is returned with a bound on its absolute floating-point error: closed
-# forms of exp / expm1 / erf / log_ndtr of arguments z carry a relative error of at most
-# about (3 |z| + 4) u (the three roundings of z = (lo - x) / (2 / eps), amplified by the
-# derivative), sums of
-# non-negative terms add u per term, and no mass is formed by subtracting from 1.
-def _finite(z: NDArray) -> NDArray:
-    """z where finite, else 0 (exp(-inf) and expm1(-inf) are exact)."""
-    return np.where(np.isfinite(z), z, 0.0)
-
-
-def _mass_laplace(lo: float, hi: float, x: float, scale: NDArray) -> tuple[NDArray, NDArray]:
-    """Pr[x + Lap(scale) in [lo, hi]] and its error bound (``hi`` may be inf)."""
-    if lo >= x or hi <= x:  # one side of the centre: 0.5 e^{-d/b} (1 - e^{-(hi-lo)/b})
-        d = (lo - x) if lo >= x else (x - hi)
-        z1 = d / scale
-        z2 = (hi - lo) / scale
-        val = 0.5 * np.exp(-z1) * -np.expm1(-z2)
-        rel = (3.0 * _finite(z1) + 3.0 * _finite(z2) + 12.0) * _U
-        return val, rel * val
-    z1 = (x - lo) / scale
-    z2 = (hi - x) / scale
-    val = 0.5 * -np.expm1(-z1) + 0.5 * -np.expm1(-z2)
-    return val, (3.0 * _finite(z1) + 3.0 * _finite(z2) + 12.0) * _U * val
-
-
-def _mass_gauss(lo: float, hi: float, x: float, sigma: NDArray) -> tuple[NDArray, NDArray]:
-    """Pr[x + N(0, sigma^2) in [lo, hi]] and its error bound: tails as
-    ``e^{la} (1 - e^{lb - la})`` with ``la``, ``lb`` = log_ndtr of the two ends, an interval
-    around x as ``(erf(z1 / sqrt 2) + erf(z2 / sqrt 2)) / 2``."""
-    if lo >= x or hi <= x:
-        d1 = (lo - x) if lo >= x else (x - hi)
-        d2 = (hi - x) if lo >= x else (x - lo)
-        la = special.log_ndtr(-d1 / sigma)
-        lb = special.log_ndtr(-d2 / sigma) if math.isfinite(d2) else np.full_like(la, -np.inf)
-        diff = lb - la
-        val = np.exp(la) * -np.expm1(diff)
-        abs_d = 8.0 * _U * (np.abs(la) + np.where(np.isfinite(lb), np.abs(lb), 0.0) + 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            amp = np.where(np.isfinite(diff), 1.0 + 1.0 / np.maximum(np.abs(diff), 1e-300), 1.0)
-        rel = (8.0 + 4.0 * np.abs(la)) * _U + abs_d * amp
-        return val, np.minimum(rel, 1.0) * val
-    z1 = (x - lo) / sigma
-    z2 = (hi - x) / sigma
-    val = 0.5 * special.erf(z1 / math.sqrt(2.0)) + 0.5 * special.erf(z2 / math.sqrt(2.0))
-    return val, 16.0 * _U * val
-
-
-def _mass_piecewise(lo: float, hi: float, x: float, eps: NDArray) -> tuple[NDArray, NDArray]:
-    """Mass of [lo, hi] under Wang et al.'s piecewise mechanism and its error bound.
-
-    With ``h = (C - 1) / 2 = 1 / (e^{eps/2} - 1)`` the output range is [-C, C], C = 1 + 2h,
-    and the centre piece of input x is ``[l, r] = [x - (1 - x) h, x + (1 + x) h]`` with
-    density ``p = e^{eps/2} (e^{eps/2} - 1) / (2 e^{eps/2} + 2)``, the rest density
-    ``p e^{-eps}`` (:class:`~shuffledp.mechanisms.PiecewiseMechanism`).  A length
-    ``min(hi, B) - max(lo, A)`` is a correctly rounded difference of floats (error u times
-    itself) plus the representation errors of the computed end points A, B where they bind
-    (the window ends are exact by definition)."""
-    h = 1.0 / np.expm1(eps / 2.0)
-    t = np.exp(eps / 2.0)
-    c = 1.0 + 2.0 * h
-    p = t / (2.0 * (t + 1.0) * h)
-    low = p * np.exp(-eps)
-    e_c = 2.0 * _U * c + 10.0 * _U * h
-    left = x - (1.0 - x) * h
-    right = x + (1.0 + x) * h
-    e_l = (_U * np.abs(left) + 5.0 * _U * (1.0 - x) * h) if x != 1.0 else np.zeros_like(h)
-    e_r = (_U * np.abs(right) + 5.0 * _U * (1.0 + x) * h) if x != -1.0 else np.zeros_like(h)
-
-    def length(a, ea, b, eb):
-        top = np.minimum(hi, b)
-        bot = np.maximum(lo, a)
-        val = np.maximum(top - bot, 0.0)
-        err = _U * val + np.where(b < hi, eb, 0.0) + np.where(a > lo, ea, 0.0)
-        return val, err
-
-    lc, elc = length(left, e_l, right, e_r)
-    l1, el1 = length(-c, e_c, left, e_l)
-    l2, el2 = length(right, e_r, c, e_c)
-    lo_len = l1 + l2
-    val = p * lc + low * lo_len
-    err = (p * elc + low * (el1 + el2) + 8.0 * _U * p * lc
-           + (10.0 + np.abs(eps)) * _U * low * lo_len + _U * val)
-    return np.minimum(val, 1.0), err
-
-
-_SIGMA: OrderedDict[bytes, NDArray] = OrderedDict()
-register_mapping("window_lower.sigma", _SIGMA)
-
-
-def _sigma(eps: NDArray, delta: NDArray) -> NDArray:
-    """The Gaussian mechanism's sigma_i (its own calibration), memoised per budget array."""
-    from shuffledp.mechanisms.mean import analytic_gaussian_sigma
-
-    key = eps.tobytes() + b"|" + delta.tobytes()
-    hit = _SIGMA.get(key)
-    if hit is None:
-        hit = analytic_gaussian_sigma(eps, delta)
-        _SIGMA[key] = hit
-        if len(_SIGMA) > 64:
-            _SIGMA.popitem(last=False)
-    return hit
-
-
-def _masses_continuous(fam: str, x: float, eps: NDArray, delta: NDArray, window: Window):
-    if fam == "laplace":
-        scale = 2.0 / eps
-
-        def mass(lo, hi, xx):
-            return _mass_laplace(lo, hi, xx, scale)
-    elif fam == "gaussian":
-        sigma = _sigma(eps, delta)
-
-        def mass(lo, hi, xx):
-            return _mass_gauss(lo, hi, xx, sigma)
-    else:
-        def mass(lo, hi, xx):
-            return _mass_piecewise(lo, hi, xx, eps)
-    lo, hi = window.lo, window.hi
-    # W_L = [-hi, -lo] under x has the mass of W_R = [lo, hi] under -x (symmetric densities)
-    a, ea = mass(lo, hi, -x)
-    b, eb = mass(lo, hi, x)
-    # the rest: (-inf, -hi), (-lo, lo), (hi, inf), each a non-negative mass
-    o = np.zeros_like(a)
-    eo = np.zeros_like(a)
-    pieces = []
-    if lo > 0:
-        pieces.append((-lo, lo))
-    if math.isfinite(hi):
-        pieces += [(-math.inf, -hi), (hi, math.inf)]
-    for plo, phi in pieces:
-        m, e = mass(plo, phi, x)
-        o, eo = o + m, eo + e + _U * (o + m)
-    # a true mass is in [0, 1]: clipping only moves a computed one towards it
-    return np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), ea, eo, eb
-
-
-def cell_masses(family: Randomizer, x: float, eps: NDArray, delta: NDArray,
+def cell_masses(family: Family, x: float, eps: NDArray, delta: NDArray,
                 window: Window) -> tuple[NDArray, ...]:
     """``(a, o, b, ea, eo, eb)``: the masses of ``W_L``, of the rest and of ``W_R`` under
-    ``R_j(x)`` for users with budgets ``eps`` (and ``delta``, Gaussian only), vectorised over
-    users, and bounds on their absolute floating-point errors.
+    ``R_j(x)`` for users with budgets ``eps`` (and ``delta``), vectorised over users, and
+    bounds on their absolute floating-point errors (the family's own,
+    :meth:`~shuffledp.families.base.Family.cell_masses`).
 
-    >>> a, o, b, *err = cell_masses(get_randomizer("binary_rr"), 1.0,
+    >>> a, o, b, *err = cell_masses(get_family("binary_rr"), 1.0,
     ...                             np.array([math.log(3.0)]), np.zeros(1), Window("values"))
     >>> round(float(a[0]), 12), float(o[0]), round(float(b[0]), 12)
     (0.25, 0.0, 0.75)
     >>> bool(max(float(e[0]) for e in err) < 1e-15)
     True
     """
-    fam = family.family
     eps = np.atleast_1d(np.asarray(eps, dtype=np.float64))
     delta = np.atleast_1d(np.asarray(delta, dtype=np.float64))
-    zero = np.zeros_like(eps)
-    if fam in ("laplace", "gaussian", "piecewise"):
-        return _masses_continuous(fam, x, eps, delta, window)
-    if fam in ("duchi", "binary_rr"):
-        # duchi: reports -1 / +1, inputs -1, 0, +1 (x = 0: a fair coin; |x| = 1: binary RR);
-        # binary_rr: reports 0 / 1, inputs 0 / 1, truthful with e^eps / (1 + e^eps)
-        if fam == "duchi" and x == 0.0:
-            half = np.full_like(eps, 0.5)
-            return half, zero, half.copy(), zero, zero, zero
-        lie, truth = special.expit(-eps), special.expit(eps)
-        ea, eb = 4.0 * _U * lie, 4.0 * _U * truth
-        high = x > 0
-        return ((lie, zero, truth, ea, zero, eb) if high else (truth, zero, lie, eb, zero, ea))
-    if fam == "krr":  # values 0..k-1, truthful with e^eps / (e^eps + k - 1)
-        k = int(family.k or 0)
-        log_norm = np.logaddexp(eps, math.log(k - 1))
-        other = np.exp(-log_norm)  # 1 / (e^eps + k - 1)
-        truth = np.exp(eps - log_norm)
-        a = truth if x == 0 else other
-        b = truth if x == 1 else other
-        o = (k - 2) * other if x in (0, 1) else truth + (k - 3) * other
-        rel = (8.0 + 4.0 * (np.abs(eps) + np.abs(log_norm))) * _U
-        # a true mass is at most 1: clipping only moves a computed one towards it
-        return (np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), rel * a, rel * o,
-                rel * b)
-    raise ValueError(f"window_lower has no window masses for {family}")
+    return family.cell_masses(x, eps, delta, window)
 
 
 def _errors(a, o, b, ea, eo, eb) -> tuple[NDArray, NDArray]:
@@ -295,67 +124,6 @@ def _errors(a, o, b, ea, eo, eb) -> tuple[NDArray, NDArray]:
 
 
 # --------------------------------------------------------------------------- the grid
-@dataclass(frozen=True)
-class WindowConfig:
-    """One post-processing: victim inputs (x0, x1), others' input, window and weights."""
-
-    x0: float
-    x1: float
-    x_star: float
-    window: Window
-    lam: tuple[int, int]
-
-    @property
-    def label(self) -> str:
-        return (f"x*={self.x_star:g} {self.window.label} lam={self.lam[0]},{self.lam[1]}")
-
-
-_WEIGHTS_BINARY = ((1, 1),)
-_WEIGHTS = ((1, 1), (1, 2), (2, 1))
-
-
-def _windows(family: Randomizer, eps_v: float, delta_v: float) -> list[Window]:
-    fam = family.family
-    if fam in ("duchi", "binary_rr", "krr"):
-        return [Window("values")]
-    if fam == "piecewise":
-        h_v = 1.0 / math.expm1(eps_v / 2.0)  # (C_v - 1) / 2
-        out = [Window(f"[1, 1+{f:g}(C_v-1)]", 1.0, 1.0 + f * 2.0 * h_v)
-               for f in (0.125, 0.25, 0.5, 0.95)]
-        return out + [Window("[0, C]", 0.0, math.inf)]
-    if fam == "laplace":
-        scale = 2.0 / eps_v
-    else:
-        scale = float(_sigma(np.array([eps_v]), np.array([delta_v]))[0])
-    out: list[Window] = []
-    seen: set[float] = set()
-    for f in (0.5, 1.0, 1.25, 1.5, 2.5):
-        w = min(f * scale, 1.0)  # |y -+ 1| <= w, disjoint while w <= 1
-        if w not in seen:
-            seen.add(w)
-            out.append(Window(f"|y-1|<={w:.3g}", 1.0 - w, 1.0 + w))
-    out += [Window("y>=0.5", 0.5, math.inf), Window("y>=0", 0.0, math.inf)]
-    if fam == "gaussian":  # unbounded likelihood ratio 2y / sigma^2: far tails as well
-        out += [Window(f"y>=1+{k}sigma_v", 1.0 + k * scale, math.inf) for k in (1, 2, 3)]
-    return out
-
-
-def _configs(family: Randomizer, eps_v: float, delta_v: float) -> list[WindowConfig]:
-    fam = family.family
-    if fam == "binary_rr":
-        x0, x1, stars, weights = 0.0, 1.0, (0.0,), _WEIGHTS_BINARY
-    elif fam == "krr":
-        x0, x1 = 0.0, 1.0
-        stars = (0.0, 2.0) if (family.k or 0) >= 3 else (0.0,)
-        weights = _WEIGHTS
-    elif fam == "duchi":
-        x0, x1, stars, weights = -1.0, 1.0, (-1.0, 0.0), _WEIGHTS_BINARY
-    else:  # symmetric families: x* = +1 is the mirror of x* = -1 (both directions taken)
-        x0, x1, stars, weights = -1.0, 1.0, (-1.0, 0.0), _WEIGHTS
-    return [WindowConfig(x0, x1, s, w, lam) for s in stars
-            for w in _windows(family, eps_v, delta_v) for lam in weights]
-
-
 def _kernel(a: NDArray, o: NDArray, b: NDArray, lam: tuple[int, int]) -> NDArray:
     """Score law on 0 .. lam_L + lam_R (index lam_L = score 0), one row per user."""
     lam_l, lam_r = lam
@@ -376,12 +144,12 @@ def _victim_tiers(counts: NDArray[np.int64], n: int) -> list[int]:
     return sorted({0, counts.size - 1, median})
 
 
-def _check_family(mechanism: Any) -> Randomizer:
+def _check_family(mechanism: Any) -> Family:
     """The randomizer of ``mechanism``: ``ValueError``/``TypeError`` for a spec that names no
     randomizer, :class:`ParameterRegimeError` (a ``ValueError``: "not applicable") for a
     randomizer without window masses (OUE, the SGD randomizers, ``any``)."""
-    fam = get_randomizer(mechanism)
-    if fam.family not in SUPPORTED:
+    fam = get_family(mechanism)
+    if not fam.provides("cell_masses"):
         raise ParameterRegimeError(
             f"window_lower has no window masses for {fam}: its mechanism must be one of "
             f"{', '.join(SUPPORTED)} (krr as 'krr:k'), got mechanism = {short_repr(mechanism)}"
@@ -394,9 +162,9 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
     """Every prepared pair of the grid (module docstring) for ``profile``."""
     fam = _check_family(mechanism)
     t = profile.tiers  # every user is read through the budget tiers (a histogram is not expanded)
-    if fam.family == "gaussian" and not profile.delta_min > 0:
-        raise ParameterRegimeError("the Gaussian randomizer needs delta_i > 0 for every user "
-                                   f"(its sigma_i is calibrated to (eps_i, delta_i)); got "
+    if fam.needs_delta and not profile.delta_min > 0:
+        raise ParameterRegimeError(f"the {fam.display_name} randomizer needs delta_i > 0 for "
+                                   f"every user ({fam.needs_delta_reason}); got "
                                    f"min delta_i = {profile.delta_min:g}")
     n = profile.n
     vt = _victim_tiers(t.counts, n)
@@ -409,7 +177,7 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
     tiers = np.stack([t.eps[keep], t.delta[keep]], axis=1)
     counts = rest_counts[keep].astype(np.int64)
     n_rest = int(counts.sum())
-    if fam.family != "gaussian":  # delta does not change a pure mechanism's masses
+    if not fam.window_delta:  # delta does not change a pure mechanism's masses
         tiers_e, inverse = np.unique(tiers[:, 0], return_inverse=True)
         counts = np.bincount(inverse, weights=counts).astype(np.int64)
         tiers = np.stack([tiers_e, np.zeros_like(tiers_e)], axis=1)
@@ -423,7 +191,7 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
     for v in victims:
         key = (float(eps[v]), float(delta[v]))
         if key not in configs:
-            configs[key] = _configs(fam, *key)
+            configs[key] = fam.window_configs(*key)
     memo: dict[tuple[float, Window], tuple] = {}
 
     def tier_masses(x: float, window: Window) -> tuple:
@@ -483,7 +251,7 @@ def _moments(a: NDArray, b: NDArray, lam: tuple[int, int]) -> tuple[NDArray, NDA
     return mean, np.maximum(lam[1] ** 2 * b + lam[0] ** 2 * a - mean**2, 0.0)
 
 
-def _select(fam: Randomizer, configs: dict, tier_masses: Callable[..., tuple],
+def _select(fam: Family, configs: dict, tier_masses: Callable[..., tuple],
             counts: NDArray, eps: NDArray, delta: NDArray, victims: list[int]) -> dict:
     """Keep, per victim, the configurations that rank in the top :data:`PROXY_KEEP` at one of
     :data:`PROXY_DELTAS` under a central-limit stand-in for the others' sum (a normal law on
@@ -536,7 +304,7 @@ _CACHE_SIZE = 16
 
 
 def _prepared(profile: BudgetProfile, mechanism: Any, tol: float) -> list[PreparedPair]:
-    key = (profile_digest(profile), get_randomizer(mechanism).spec, float(tol))
+    key = (profile_digest(profile), get_family(mechanism).spec, float(tol))
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
@@ -550,11 +318,10 @@ def _prepared(profile: BudgetProfile, mechanism: Any, tol: float) -> list[Prepar
 
 def _check(*, profile: BudgetProfile, mechanism: Any = "binary_rr", tol: float = TOL) -> None:
     fam = _check_family(mechanism)
-    if fam.family == "gaussian" and not profile.delta_min > 0.0:
+    if fam.needs_delta and not profile.delta_min > 0.0:
         raise ParameterRegimeError(
-            "window_lower with the Gaussian mechanism needs delta_i > 0 for every user (its "
-            f"sigma_i is calibrated to (eps_i, delta_i)); got min delta_i = "
-            f"{profile.delta_min:g}")
+            f"window_lower with the {fam.display_name} mechanism needs delta_i > 0 for every "
+            f"user ({fam.needs_delta_reason}); got min delta_i = {profile.delta_min:g}")
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0.0 <= tol < 1e-20):
         raise ValueError(f"tol must be in [0, 1e-20), got {short_repr(tol)}")
 
@@ -572,7 +339,7 @@ def window_lower_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "
     if not math.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
     _check(profile=profile, mechanism=mechanism, tol=tol)
-    if eps >= profile.eps_max and get_randomizer(mechanism).pure:
+    if eps >= profile.eps_max and get_family(mechanism).pure:
         return 0.0  # every user is eps_max-LDP, so is the shuffled output: the truth is 0
     pairs = _prepared(profile, mechanism, tol)
     return max(prepared_delta(pr, float(eps)) for pr in pairs)
@@ -591,10 +358,10 @@ def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
                  mechanism: Any = "binary_rr", tol: float = TOL) -> dict[str, Any]:
     label, _ = best_pair(profile, eps, mechanism, tol)
     return {"pairs_searched": len(_prepared(profile, mechanism, tol)),
-            "best_pair": label, "mechanism": get_randomizer(mechanism).spec}
+            "best_pair": label, "mechanism": get_family(mechanism).spec}
 
 
-def _covers(*, family: Randomizer, profile: BudgetProfile, mechanism: Any = "binary_rr",
+def _covers(*, family: Family, profile: BudgetProfile, mechanism: Any = "binary_rr",
             tol: float = TOL) -> Coverage:
     own = _check_family(mechanism)
     if family.includes(own):

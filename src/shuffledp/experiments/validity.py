@@ -40,7 +40,7 @@ from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed
 from shuffledp.experiments.sweeps import as_list, check_names, draw_budgets, profile_list
-from shuffledp.randomizers import get_randomizer
+from shuffledp.families import get_family
 from shuffledp.validation import check_int, check_real, check_target_delta
 
 __all__ = ["VALIDITY_COLUMNS", "validity_rows", "bound_variants", "randomizer_tag",
@@ -62,7 +62,7 @@ def randomizer_tag(spec: str) -> str:
     >>> randomizer_tag("krr:10")
     'krr-10'
     """
-    return get_randomizer(spec).spec.replace(":", "-")
+    return get_family(spec).spec.replace(":", "-")
 
 
 def bound_variants(method: str, randomizer: str) -> list[tuple[str, dict[str, Any]]]:
@@ -74,7 +74,7 @@ def bound_variants(method: str, randomizer: str) -> list[tuple[str, dict[str, An
     [('', {})]
     """
     accepted = get_bound(method).info.options
-    spec = get_randomizer(randomizer).spec
+    spec = get_family(randomizer).spec
     out: list[tuple[str, dict[str, Any]]] = []
     if "mechanism" in accepted:
         out.append((f"mechanism={spec}", {"mechanism": spec}))
@@ -124,7 +124,7 @@ def validity_rows(*, profiles: Sequence[str], specs: Mapping[str, Mapping],
     rows: list[dict] = []
     for pname, spec in plist:
         for r in specs_r:
-            d0 = gd0 if get_randomizer(r).family == "gaussian" else 0.0
+            d0 = gd0 if get_family(r).needs_delta else 0.0
             for k in ns:
                 profile = draw_budgets(pname, spec, n=k, seed=seed, delta0=d0)
                 cell = []
@@ -179,10 +179,10 @@ def check_randomizers(values: object) -> list[str]:
     out = []
     for i, v in enumerate(as_list(values, "randomizers")):
         try:
-            fam = get_randomizer(v)
+            fam = get_family(v)
         except (TypeError, ValueError) as err:
             raise ValueError(f"randomizers[{i}] = {short_repr(v)}: {err}") from None
-        if fam.family not in SUPPORTED:
+        if not fam.provides("cell_masses"):
             raise ValueError(f"randomizers[{i}] = {short_repr(v)}: no certified lower bound "
                              f"(window_lower) for {fam}; supported: {', '.join(SUPPORTED)}")
         out.append(fam.spec)

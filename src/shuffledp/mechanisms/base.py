@@ -138,13 +138,15 @@ class Mechanism(ABC):
 
     Attributes (class level): ``name`` (registry key), ``citation``, ``pure`` (delta_i = 0).
     Which shuffle bounds hold for a mechanism is decided by its randomizer family
-    (:meth:`randomizer`, :mod:`shuffledp.randomizers`: clone masses against every victim) and
+    (:meth:`randomizer`, :mod:`shuffledp.families`: clone masses against every victim) and
     :meth:`shuffledp.bounds.base.Bound.covers`, never by the mechanism itself.
     """
 
     eps: NDArray[np.float64]
 
     name: ClassVar[str] = ""
+    #: The randomizer family (a spec name of :mod:`shuffledp.families`) of the mechanism.
+    family: ClassVar[str] = ""
     citation: ClassVar[str] = ""
     pure: ClassVar[bool] = True
 
@@ -181,11 +183,11 @@ class Mechanism(ABC):
         return BudgetProfile(eps=self.eps, delta=self.delta, label=label or self.name)
 
     def randomizer(self):
-        """The :class:`~shuffledp.randomizers.Randomizer` family of this mechanism (what
-        :meth:`~shuffledp.bounds.base.Bound.covers` takes)."""
-        from shuffledp.randomizers import get_randomizer
+        """The :class:`~shuffledp.families.base.Family` of this mechanism (declared by the
+        class attribute ``family``; what :meth:`~shuffledp.bounds.base.Bound.covers` takes)."""
+        from shuffledp.families import get_family
 
-        return get_randomizer(self)
+        return get_family(self)
 
     @abstractmethod
     def blanket_mass(self) -> NDArray[np.float64]:

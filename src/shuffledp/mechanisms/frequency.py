@@ -52,6 +52,8 @@ class GRRMechanism(FrequencyMechanism):
     """
 
     name: ClassVar[str] = "grr"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "krr"
     citation: ClassVar[str] = "Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4.1"
 
     def _pq(self, eps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -112,6 +114,8 @@ class OUEMechanism(FrequencyMechanism):
     """
 
     name: ClassVar[str] = "oue"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "oue"
     citation: ClassVar[str] = "Wang, Blocki, Li, Jha, USENIX Security 2017, Sec. 4.4"
 
     def _pq(self, eps: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -22,10 +22,10 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit, log_ndtr, ndtr
+from scipy.special import expit, ndtr
 
 from shuffledp.errors import short_repr
-from shuffledp.limits import EPS_LOCAL_MAX, LOCAL_EPS_RULE
+from shuffledp.families.gaussian import analytic_gaussian_sigma, gaussian_delta
 from shuffledp.mechanisms.base import (
     MeanMechanism,
     _values_array,
@@ -34,7 +34,7 @@ from shuffledp.mechanisms.base import (
     check_rng,
     permutation_variance,
 )
-from shuffledp.validation import as_real_array, check_array_range, check_bool, check_real, describe
+from shuffledp.validation import as_real_array, check_array_range, check_bool, describe
 
 __all__ = [
     "LaplaceMechanism",
@@ -97,6 +97,8 @@ class LaplaceMechanism(_UnbiasedReports):
     """
 
     name: ClassVar[str] = "laplace"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "laplace"
     citation: ClassVar[str] = "Dwork, McSherry, Nissim, Smith, TCC 2006, Proposition 1"
 
     def scale(self) -> NDArray[np.float64]:
@@ -154,6 +156,8 @@ class DuchiMechanism(MeanMechanism):
     """
 
     name: ClassVar[str] = "duchi"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "duchi"
     citation: ClassVar[str] = (
         "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3; Wang et al., ICDE 2019, Alg. 1"
     )
@@ -234,6 +238,8 @@ class PiecewiseMechanism(_UnbiasedReports):
     """
 
     name: ClassVar[str] = "piecewise"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "piecewise"
     citation: ClassVar[str] = "Wang et al., ICDE 2019, Algorithm 2 and Lemma 1"
 
     def _t(self) -> NDArray[np.float64]:
@@ -276,136 +282,6 @@ class PiecewiseMechanism(_UnbiasedReports):
         return np.where(centre, y_centre, y_outer)
 
 
-def gaussian_delta(
-    eps: ArrayLike, sigma: ArrayLike, *, sensitivity: float = 2.0
-) -> NDArray[np.float64]:
-    """Exact delta of the Gaussian mechanism at ``eps`` (Balle & Wang, ICML 2018, Theorem 8):
-
-        delta = Phi(D/(2 s) - eps s / D) - e^eps Phi(-D/(2 s) - eps s / D),
-
-    code names ``sensitivity`` = Delta (D), ``sigma`` = s.  The second term is formed in log
-    space (``log_ndtr``), so large eps does not overflow.
-
-    ``eps`` finite and >= 0, ``sigma`` finite and > 0 (broadcast together), ``sensitivity``
-    finite and > 0.
-
-    >>> round(float(gaussian_delta(0.0, 2.0)), 6)  # eps = 0: TV of N(0,4) and N(2,4)
-    0.382925
-    """
-    e = as_real_array(eps, "eps")
-    check_array_range(e, "eps", low=0.0)
-    s = as_real_array(sigma, "sigma")
-    check_array_range(s, "sigma", low=0.0, low_open=True)
-    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
-    e, s = _broadcast(e, s, "eps", "sigma")
-    return _gaussian_delta(e, s, sensitivity)
-
-
-def _gaussian_delta(
-    e: NDArray[np.float64], s: NDArray[np.float64], sensitivity: float
-) -> NDArray[np.float64]:
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        a = sensitivity / (2.0 * s)
-        b = e * s / sensitivity
-        return ndtr(a - b) - np.exp(e + log_ndtr(-a - b))
-
-
-def _broadcast(
-    a: NDArray[np.float64], b: NDArray[np.float64], name_a: str, name_b: str
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    try:
-        return np.broadcast_arrays(a, b)  # type: ignore[return-value]
-    except ValueError:
-        raise ValueError(
-            f"{name_a} and {name_b} must have the same shape or be scalars, got shapes "
-            f"{a.shape} and {b.shape}"
-        ) from None
-
-
-def analytic_gaussian_sigma(
-    eps: ArrayLike,
-    delta: ArrayLike,
-    *,
-    sensitivity: float = 2.0,
-    rtol: float = 1e-10,
-) -> NDArray[np.float64]:
-    """Smallest sigma with ``gaussian_delta(eps, sigma) <= delta``, elementwise.
-
-    ``eps`` in [0, EPS_LOCAL_MAX] (the accepted local budgets), ``delta`` in (0, 1) (broadcast
-    together), ``sensitivity`` finite and > 0, ``rtol`` in (0, 1).
-
-    Balle & Wang, ICML 2018, Theorem 8 gives the exact (eps, delta)-DP condition of
-    ``N(f(x), sigma^2)`` with L2 sensitivity Delta; its left side decreases in sigma, so the
-    calibration is a root search.  Done here as one vectorised bisection on log(sigma) over the
-    distinct (eps, delta) pairs: bracket by doubling/halving, then bisect until
-    ``hi/lo - 1 <= rtol``, and return ``hi`` (the safe end: the mechanism is always
-    (eps, delta)-DP, with sigma at most a factor 1 + rtol above the optimum).  Code names:
-    ``sensitivity`` = Delta, the result = sigma.
-
-    >>> s = analytic_gaussian_sigma([1.0, 1.0], [1e-5, 1e-5])
-    >>> bool(s[0] == s[1]), bool(float(gaussian_delta(1.0, s[0])) <= 1e-5)
-    (True, True)
-    >>> analytic_gaussian_sigma([1.0], [0.0])
-    Traceback (most recent call last):
-    ...
-    ValueError: delta must be in (0, 1), got delta[0] = 0.0
-    """
-    e = as_real_array(eps, "eps")
-    dl = as_real_array(delta, "delta")
-    e, dl = _broadcast(e, dl, "eps", "delta")
-    shape = e.shape
-    e, dl = e.ravel(), dl.ravel()
-    if e.size == 0:
-        raise ValueError("eps and delta must not be empty")
-    check_array_range(e, "eps", low=0.0, high=EPS_LOCAL_MAX, rule=LOCAL_EPS_RULE, index=True)
-    check_array_range(dl, "delta", low=0.0, high=1.0, low_open=True, high_open=True, index=True)
-    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
-    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
-    pairs, inverse = np.unique(np.stack([e, dl], axis=1), axis=0, return_inverse=True)
-    ue, ud = pairs[:, 0], pairs[:, 1]
-
-    def ok(sig: NDArray[np.float64]) -> NDArray[np.bool_]:
-        return _gaussian_delta(ue, sig, sensitivity) <= ud
-
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        sigma = _sigma_search(ok, ue, ud, sensitivity, rtol)
-    if not (np.all(np.isfinite(sigma)) and np.all(sigma > 0)):
-        raise ValueError(
-            f"sensitivity must give a noise scale within the float range, got {sensitivity!r}"
-        )
-    return sigma[inverse.ravel()].reshape(shape)
-
-
-def _sigma_search(ok, ue, ud, sensitivity, rtol):
-    """The bracketing and bisection of :func:`analytic_gaussian_sigma` (distinct pairs)."""
-    # classical start: sigma = D sqrt(2 log(1.25/delta)) / eps (Dwork & Roth, Thm A.1)
-    hi = sensitivity * np.sqrt(2.0 * np.log(1.25 / ud)) / np.maximum(ue, 1e-3)
-    for _ in range(200):
-        bad_hi = ~ok(hi)
-        if not bad_hi.any():
-            break
-        hi = np.where(bad_hi, hi * 2.0, hi)
-    lo = hi / 2.0
-    for _ in range(200):
-        bad_lo = ok(lo)
-        if not bad_lo.any():
-            break
-        lo = np.where(bad_lo, lo / 2.0, lo)
-        hi = np.where(bad_lo, lo * 2.0, hi)
-    # each pair stops as soon as it has converged, so sigma of a pair depends on that pair
-    # only, never on the other budgets in the array (the window lower bound and the aware
-    # masses compute sigma on budget tiers, the mechanism on its users: the same values)
-    for _ in range(200):
-        active = hi / lo - 1.0 > rtol
-        if not active.any():
-            break
-        mid = np.sqrt(lo * hi)
-        good = ok(mid)
-        hi = np.where(active & good, mid, hi)
-        lo = np.where(active & ~good, mid, lo)
-    return hi
-
-
 @dataclass(frozen=True, eq=False)
 class GaussianMechanism(_UnbiasedReports):
     """``y_i = x_i + N(0, sigma_i^2)``: (eps_i, delta_i)-LDP on [-1, 1], delta_i > 0.
@@ -428,6 +304,8 @@ class GaussianMechanism(_UnbiasedReports):
 
     delta_i: NDArray[np.float64] | float = 1e-6
     name: ClassVar[str] = "gaussian"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "gaussian"
     citation: ClassVar[str] = "Balle & Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism)"
     pure: ClassVar[bool] = False
 

@@ -11,7 +11,7 @@ L2 norm (the sensitivity).  Budgets are per user: ``eps[i]`` (and ``delta[i]``) 
     ``Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)
     <= delta``.  That left side is the mu-GDP profile (Dong, Roth, Su 2022, Cor. 2.13) at
     ``mu = Delta / sigma``, so ``sigma_i = 2C / mu_i`` with ``1 / mu_i`` =
-    :func:`shuffledp.mechanisms.mean.analytic_gaussian_sigma` ``(eps_i, delta_i)`` at unit
+    :func:`shuffledp.families.gaussian.analytic_gaussian_sigma` ``(eps_i, delta_i)`` at unit
     sensitivity (rounded to the side that keeps delta(eps) <= delta_i, i.e. sigma up).
     The mechanism is *exactly* ``mu_i``-GDP for the user's own data (used by the local-only
     reference accounting).
@@ -60,8 +60,8 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from shuffledp.errors import short_repr
+from shuffledp.families.gaussian import analytic_gaussian_sigma
 from shuffledp.limits import EPS_LOCAL_MAX
-from shuffledp.mechanisms.mean import analytic_gaussian_sigma
 from shuffledp.sgd.models import check_tensor
 from shuffledp.validation import as_real_array, check_int, check_real, check_str, describe
 
@@ -131,6 +131,8 @@ class GaussianRandomizer:
 
     clip: float
     name: ClassVar[str] = "gaussian"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "gaussian_l2"
     pure: ClassVar[bool] = False
     citation: ClassVar[str] = "Balle, Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism)"
 
@@ -192,6 +194,8 @@ class DuchiRandomizer:
 
     clip: float
     name: ClassVar[str] = "duchi"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "duchi_l2"
     pure: ClassVar[bool] = True
     citation: ClassVar[str] = "Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3 (L2 ball)"
 

@@ -27,11 +27,11 @@ tails then dominate a positive mass.  Every T is valid; for each group the code 
 T = infinity and a grid of eta (quarter decades from 1e-2 to 1e-16, ``TAIL_GRID``) and keeps
 the smallest delta it finds ("Search" below).
 
-Bins (profiles with more than ``BIN_MIN_TIERS`` distinct budgets).  For ``krr``,
-``laplace``, ``piecewise``, ``gaussian`` and ``oue`` (``_BINNED_FAMILIES``), contiguous ranges
+Bins (profiles with more than ``BIN_MIN_TIERS`` distinct budgets).  For the families with
+``binnable`` (``krr``, ``laplace``, ``piecewise``, ``gaussian`` and ``oue``), contiguous ranges
 of at most ``ceil(tiers / 65536)`` tiers inside a group form one user class, given the smaller
 of the masses of its two end budgets (OUE, whose mass is not monotone in either budget:
-the box bound over the group's victims and the bin's users, ``randomizers._oue_box``).
+the box bound over the group's victims and the bin's users, :func:`shuffledp.families.oue.oue_box`).
 That is a lower bound over the range (rounding down, valid by Theorem 3): at a fixed victim,
 the log-mass is concave in the user's budget (Laplace:
 log eps_j - c eps_j, also with the cut; piecewise: log((t - 1) / (t (t + 1))),
@@ -56,8 +56,8 @@ H_{k_M} in total).  Here U is the smaller of Hoeffding's binomial comparison (do
 Lemma 4, valid for k <= mu - 1) and Bernstein's lower tail exp(-t^2 / (2 (V + t/3))),
 t = mu - k, V = sum m_j (1 - m_j), with a relative 1e-6 of slack (Boost's binomial cdf, as in
 ``scipy.stats``, is accurate to about 5e-11 up to 10^9 users; cephes' ``bdtr`` is not),
-mu rounded down and V up; the H_k are bounded above by
-``h + rho`` of ``clones._divergence_terms``.  Only the mean, variance and size of the pool and
+mu rounded down and V up; the H_k are bounded above by ``h + rho`` of
+``clones.divergence._divergence_terms``.  Only the mean, variance and size of the pool and
 about 40 divergences are needed.  Measured: within a factor 1.3 of the exact bound.  A group
 whose screening bound is at most the running maximum cannot raise it and is not evaluated
 further.
@@ -75,8 +75,13 @@ The group's value is the smallest of its valid values.  The exact bound is refin
 truncation, direct convolutions) only while the charged approximation error exceeds 1e-3 of
 the whole delta, the cut tail included (``_evaluate_total``).
 
+The family-specific parts (the pool masses of a group, the tail cuts, the noise scales) are
+the family's own (:class:`shuffledp.families.base.Family`: :meth:`pool_masses`,
+:meth:`tail_cut`, :meth:`noise_scales`, ``binnable``, ``cuts_tails``, ``noise_scaled``); this
+module only asks for them.
+
 Code names: ``eps_v``, ``delta_v`` the group's victim; ``sigma`` the users' noise scales
-(:func:`shuffledp.mechanisms.mean.analytic_gaussian_sigma`, sensitivity 2, inputs [-1, 1],
+(:func:`shuffledp.families.gaussian.analytic_gaussian_sigma`, sensitivity 2, inputs [-1, 1],
 exactly as :class:`~shuffledp.mechanisms.mean.GaussianMechanism`); ``eta`` the victim's cut
 tail; ``kappa`` = min(1, (1 - delta_j) / M_j), M_j = 2 Phi(-1/sigma_j) the mass of
 inf_x N(x, sigma_j^2).
@@ -92,35 +97,25 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp._lazy import lazy_module
+from shuffledp.binomial import MIN_COMPLEMENT as _MIN_COMPLEMENT
+from shuffledp.binomial import binom_cdf
+from shuffledp.bounds.clones.count import _build_count
+from shuffledp.bounds.clones.divergence import _divergence_terms, _evaluate, _finish
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
-from shuffledp.poisson_binomial import binom_cdf
-from shuffledp.randomizers import MAX_DISTINCT_GENERAL, Randomizer, get_randomizer
-
-special = lazy_module("scipy.special")
+from shuffledp.families import Family, family_names, get_family
 
 __all__ = [
-    "AWARE_FAMILIES",
     "VICTIM_GROUPS",
     "TAIL_GRID",
     "BIN_MIN_TIERS",
-    "CUT_FAMILIES",
     "VictimGroup",
     "victim_groups",
     "group_pool",
     "aware_delta",
-    "gaussian_mixture_excess",
-    "gaussian_sigmas",
     "clear_cache",
 ]
 
-#: Families the mechanism-aware reduction handles (every family of shuffledp.randomizers
-#: except the L2 Gaussian of SGD, whose mixture form is not established).
-AWARE_FAMILIES = ("binary_rr", "krr", "duchi", "laplace", "piecewise", "oue", "duchi_l2",
-                  "gaussian", "any")
-#: Families whose victims' tails can be cut (the cut mass joins the victim's delta).
-CUT_FAMILIES = ("gaussian", "laplace")
 #: Default number of equal-count victim groups (before the refinement at both ends).
 VICTIM_GROUPS = 16
 #: Fractions of the users at which the end groups are refined (and their mirror images).
@@ -134,16 +129,10 @@ _MIN_MASS = 1e-200
 #: Share of the expected clone count that may be dropped from the smallest masses (at most
 #: one expected clone; rounding down, conservative).
 _DROP_SHARE = 1e-3
-#: Smallest complement 1 - m used.
-_MIN_COMPLEMENT = 1e-200
 #: Profiles with more distinct budgets than this are binned (module docstring, "Bins").
 BIN_MIN_TIERS = 131_072
 #: Number of bins aimed at when binning.
 _BINS = 65_536
-#: The families that are binned: their mass at a fixed victim is bounded below over a range
-#: of user budgets by its values at the ends (module docstring, "Bins"; a new family needs its
-#: own argument before it joins).
-_BINNED_FAMILIES = ("krr", "laplace", "piecewise", "gaussian", "oue")
 #: Relative widening of the noise scales of a bin computed apart from the tiers.
 _SIGMA_SLACK = 1e-9
 #: Steps, in standard deviations below the mean, of the screening's clone counts.
@@ -151,106 +140,6 @@ _SCREEN_Z = np.concatenate([np.arange(0.0, 4.0, 0.25), np.arange(4.0, 10.0, 0.5)
                             [11.0, 12.0, 14.0, 16.0, 20.0, 25.0, 30.0, 40.0, 60.0]])
 #: Relative slack of the screening's cdf bounds (Boost's binomial cdf, exp).
 _SCREEN_RTOL = 1e-6
-
-
-# --------------------------------------------------------------------------- Gaussian pieces
-def gaussian_sigmas(eps: NDArray[np.float64], delta: NDArray[np.float64]) -> NDArray[np.float64]:
-    """sigma_i of :class:`~shuffledp.mechanisms.mean.GaussianMechanism` for (eps_i, delta_i);
-    every delta_i must be > 0."""
-    from shuffledp.mechanisms.mean import analytic_gaussian_sigma
-
-    if np.any(np.asarray(delta) <= 0.0):
-        raise ValueError("the gaussian randomizer needs delta_i > 0 for every user, got "
-                         f"delta_i = {float(np.min(delta))!r}")
-    return np.asarray(analytic_gaussian_sigma(eps, delta), dtype=np.float64)
-
-
-def gaussian_mixture_excess(x: float, eps: float, sigma: float) -> float:
-    """``integral (N(x, sigma^2)(y) - e^eps m(y))^+ dy`` with ``m(y) = phi_sigma(|y| + 1)`` the
-    infimum of the Gaussian mechanism's densities over inputs in [-1, 1] (Lemma 5's criterion,
-    docs/theory.md Section 8), in closed form: ``g(x) + g(-x)`` with
-    ``g(s) = Phi((s - t_s)/sigma) - e^eps Phi(-(t_s + 1)/sigma)``,
-    ``t_s = max(0, sigma^2 eps / (1 + s) - (1 - s)/2)`` (``g(-1) = 0``).
-
-    Lemma 6 proves the maximum over x is at x = +-1, where it equals the analytic Gaussian
-    delta (Balle & Wang 2018, Thm 8) with sensitivity 2.
-
-    >>> from shuffledp.mechanisms.mean import gaussian_delta
-    >>> abs(gaussian_mixture_excess(1.0, 1.0, 3.0) - float(gaussian_delta(1.0, 3.0))) < 1e-15
-    True
-    """
-    def g(s: float) -> float:
-        if s <= -1.0:
-            return 0.0
-        t = max(0.0, sigma * sigma * eps / (1.0 + s) - (1.0 - s) / 2.0)
-        return float(special.ndtr((s - t) / sigma)
-                     - math.exp(eps) * special.ndtr(-(t + 1.0) / sigma))
-
-    return max(0.0, g(x)) + max(0.0, g(-x))
-
-
-def _log_h(s: NDArray[np.float64] | float, u: float,
-           sig_j: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log of phi_{sig_j}(u) / phi_s(u) = log(s / sig_j) + u^2 (1/s^2 - 1/sig_j^2) / 2."""
-    return np.log(s) - np.log(sig_j) + 0.5 * u * u * (1.0 / np.square(s) - 1.0 / np.square(sig_j))
-
-
-def _gaussian_log_rho(sig_lo: float, sig_hi: float, cut: float,
-                      sig_j: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log of min over victims sigma_v in [sig_lo, sig_hi] and |y| <= cut of
-    m_j(y) / m_v(y) = phi_{sig_j}(|y|+1) / phi_{sigma_v}(|y|+1) (Lemma 7): the exponent is
-    linear in u^2 = (|y|+1)^2, so the minimum over u is at u = 1 or u = cut + 1, and for fixed
-    u, log s + u^2 / (2 s^2) is smallest at s = u (clipped to the interval)."""
-    a = _log_h(min(max(1.0, sig_lo), sig_hi), 1.0, sig_j)
-    if math.isinf(cut):  # u -> infinity: 0 unless sigma_j >= every sigma_v
-        return np.where(sig_j >= sig_hi, np.minimum(a, 0.0), -np.inf)
-    u = cut + 1.0
-    b = _log_h(min(max(u, sig_lo), sig_hi), u, sig_j)
-    return np.minimum(np.minimum(a, b), 0.0)
-
-
-def _tail_cut(eta: float, sig_hi: float) -> tuple[float, float]:
-    """(T, tail): T = 1 + sigma isf(eta / 2) and the victim's largest mass beyond T,
-    sup_{|x| <= 1} Pr[|N(x, sigma^2)| > T] = Phi(-(T-1)/sigma) + Phi(-(T+1)/sigma) (at x = +-1,
-    and increasing in sigma), which is at most eta."""
-    if eta <= 0.0:
-        return math.inf, 0.0
-    z = -float(special.ndtri(eta / 2.0))
-    cut = 1.0 + sig_hi * z
-    tail = float(special.ndtr(-(cut - 1.0) / sig_hi) + special.ndtr(-(cut + 1.0) / sig_hi))
-    return cut, tail
-
-
-# --------------------------------------------------------------------------- Laplace pieces
-def _laplace_tail_cut(eta: float, eps_lo: float) -> tuple[float, float]:
-    """(T, tail) for Laplace victims with budgets >= eps_lo: sup over |x| <= 1 of
-    Pr[|x + Lap(2/eps)| > T] = (1 + e^{-eps}) e^{-(T-1) eps / 2} / 2 (at x = +-1, largest at
-    the smallest eps); T solves tail = eta (T >= 1)."""
-    if eta <= 0.0:
-        return math.inf, 0.0
-    if eps_lo <= 0.0:
-        return math.inf, 0.0
-    a = math.log1p(math.exp(-eps_lo)) - math.log(2.0 * eta)
-    cut = 1.0 + 2.0 * max(a, 0.0) / eps_lo
-    tail = 0.5 * (1.0 + math.exp(-eps_lo)) * math.exp(-(cut - 1.0) * eps_lo / 2.0)
-    return cut, min(tail, 1.0)
-
-
-def _laplace_log_mass(eps_lo: float, eps_hi: float, cut: float,
-                      eps_j: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log of min over victims eps_v in [eps_lo, eps_hi] and |y| <= cut of
-    inf_x R_j(x)(y) / sup_x R_v(x)(y) = (eps_j/eps_v) exp(-eps_j(|y|+1)/2 + eps_v(|y|-1)^+/2)
-    (Laplace on [-1, 1], scale 2/eps; Lemma 8): the exponent is piecewise linear in |y|, so the
-    minimum is at |y| = 1 or |y| = cut; in eps_v, -log eps_v - eps_j is smallest at eps_hi and
-    -log eps_v + eps_v (cut-1)/2 at eps_v = 2/(cut-1) clipped to the group."""
-    with np.errstate(divide="ignore"):
-        log_j = np.log(eps_j)
-    a = log_j - math.log(eps_hi) - eps_j
-    if math.isinf(cut):
-        return np.where(eps_j <= eps_lo, a, -np.inf)
-    v = min(max(2.0 / (cut - 1.0), eps_lo), eps_hi)
-    b = log_j - math.log(v) - eps_j * (cut + 1.0) / 2.0 + v * (cut - 1.0) / 2.0
-    return np.minimum(np.minimum(a, b), 0.0)
 
 
 # --------------------------------------------------------------------------- tiers and groups
@@ -311,27 +200,22 @@ class _Plan:
     bins: _Bins
 
 
-def _log_kappa(sigma: NDArray[np.float64], delta: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log min(1, (1 - delta_j) / M_j), M_j = 2 Phi(-1/sigma_j) the mass of inf_x
-    N(x, sigma_j^2) (Lemma 7); decreasing in sigma_j and in delta_j."""
-    return np.minimum(0.0, np.log1p(-delta) - np.log(2.0 * special.ndtr(-1.0 / sigma)))
-
-
-def _binned_gaussian(profile: BudgetProfile, family: Randomizer, n_tiers: int) -> bool:
-    """Binned Gaussian plan with one delta: sigma is computed per bin, not per tier."""
-    return (family.family == "gaussian" and n_tiers > BIN_MIN_TIERS
+def _binned_gaussian(profile: BudgetProfile, family: Family, n_tiers: int) -> bool:
+    """Binned plan of a noise-scaled family (the Gaussian) with one delta: sigma is computed
+    per bin, not per tier."""
+    return (family.noise_scaled and n_tiers > BIN_MIN_TIERS
             and profile.delta_min == profile.delta_max)
 
 
-def _tiers(profile: BudgetProfile, family: Randomizer) -> _Tiers:
+def _tiers(profile: BudgetProfile, family: Family) -> _Tiers:
     t = profile.tiers  # the distinct (eps_i, delta_i) pairs, sorted, with their counts
     eps, delta, counts = t.eps.copy(), t.delta.copy(), t.counts.copy()
     sigma = log_kappa = None
-    if family.family == "gaussian" and not _binned_gaussian(profile, family, eps.size):
-        sigma = gaussian_sigmas(eps, delta)
+    if family.noise_scaled and not _binned_gaussian(profile, family, eps.size):
+        sigma = family.noise_scales(eps, delta)
         order = np.argsort(-sigma, kind="stable")
         eps, delta, counts, sigma = eps[order], delta[order], counts[order], sigma[order]
-        log_kappa = _log_kappa(sigma, delta)
+        log_kappa = family.log_kappa(sigma, delta)
     # (binned, one delta: sigma decreases in eps, so the eps order is already the victim order)
     return _Tiers(eps, delta, counts, sigma, log_kappa)
 
@@ -351,17 +235,17 @@ def victim_groups(profile: BudgetProfile, family: Any, *,
                   groups: int = VICTIM_GROUPS) -> list[VictimGroup]:
     """The victim groups of ``profile`` for ``family`` (see the module docstring); the plan
     is the cached one of :func:`aware_delta`."""
-    return list(_plan_of(profile, get_randomizer(family), groups).groups)
+    return list(_plan_of(profile, get_family(family), groups).groups)
 
 
-def _bins(profile: BudgetProfile, family: Randomizer, tiers: _Tiers,
+def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
           edges: NDArray[np.int64]) -> _Bins:
     """One bin per tier, or, above ``BIN_MIN_TIERS`` tiers for the families whose masses are
     bounded below over a range of users by their values at its ends (``_BINNED_FAMILIES``),
     ranges of at most ``ceil(tiers / _BINS)`` tiers inside each group, the group's first tier
     alone."""
     size = tiers.eps.size
-    binned = size > BIN_MIN_TIERS and family.family in _BINNED_FAMILIES
+    binned = size > BIN_MIN_TIERS and family.binnable
     if not binned:
         return _Bins(tiers.counts, tiers.eps, tiers.eps, tiers.delta, edges, True,
                      tiers.sigma, tiers.sigma, tiers.log_kappa)
@@ -376,7 +260,7 @@ def _bins(profile: BudgetProfile, family: Randomizer, tiers: _Tiers,
     counts = np.add.reduceat(tiers.counts, first).astype(np.int64)
     delta = np.maximum.reduceat(tiers.delta, first)
     sig_a = sig_b = log_kappa = None
-    if family.family == "gaussian":
+    if family.noise_scaled:
         if tiers.sigma is not None:  # several deltas: the tiers' own scales (sigma order)
             sig_a = np.maximum.reduceat(tiers.sigma, first)
             sig_b = np.minimum.reduceat(tiers.sigma, first)
@@ -386,15 +270,15 @@ def _bins(profile: BudgetProfile, family: Randomizer, tiers: _Tiers,
             # at the last tier), widened: a bin's sigma_j lie between the scales of its first
             # tier and of the next bin's first tier
             ends = np.append(tiers.eps[first], tiers.eps[-1])
-            sig = gaussian_sigmas(ends, np.full(ends.size, float(tiers.delta[0])))
+            sig = family.noise_scales(ends, np.full(ends.size, float(tiers.delta[0])))
             sig_a = sig[:-1] * (1.0 + _SIGMA_SLACK)
             sig_b = sig[1:] * (1.0 - _SIGMA_SLACK)
-            log_kappa = _log_kappa(sig_a, delta)
+            log_kappa = family.log_kappa(sig_a, delta)
     return _Bins(counts, tiers.eps[first], tiers.eps[last], delta,
                  np.array(group_edges, dtype=np.int64), False, sig_a, sig_b, log_kappa)
 
 
-def _plan(profile: BudgetProfile, family: Randomizer, groups: int) -> _Plan:
+def _plan(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
     tiers = _tiers(profile, family)
     if family.victim_order == "constant":  # the masses do not depend on the victim
         edges = np.array([0, tiers.counts.size], dtype=np.int64)
@@ -419,24 +303,6 @@ def _plan(profile: BudgetProfile, family: Randomizer, groups: int) -> _Plan:
 
 
 # --------------------------------------------------------------------------- pool of a group
-def _pure_masses(family: Randomizer, plan: _Plan, g: VictimGroup) -> NDArray[np.float64]:
-    bins = plan.bins
-    if family.victim_order != "general":
-        r = family.group_clone_mass(g.eps_lo, g.eps_hi, bins.eps_a)
-        if not bins.exact:  # a range of users: its smaller end value (see _bins)
-            r = np.minimum(r, family.group_clone_mass(g.eps_lo, g.eps_hi, bins.eps_b))
-    else:  # not monotone (OUE): every distinct victim budget of the group when affordable,
-        # else the box bound over the group's victim budgets (randomizers._oue_box)
-        eps = plan.tiers.eps
-        victims = np.unique(eps[g.start:g.stop])
-        if bins.exact and victims.size * eps.size <= MAX_DISTINCT_GENERAL**2:
-            r = family.clone_mass(victims[:, None], eps[None, :]).min(axis=0)
-        else:  # the box over the group's victims and each bin's users (exact bins: a point)
-            r = family.group_clone_mass(g.eps_lo, g.eps_hi, bins.eps_a,
-                                        eps_user_hi=bins.eps_b)
-    return (1.0 - bins.delta) * r
-
-
 def group_pool(profile: BudgetProfile, family: Any, group: VictimGroup, *, eta: float = 0.0,
                groups: int = VICTIM_GROUPS) -> tuple[float, float, NDArray[np.float64],
                                                      NDArray[np.int64], NDArray[np.float64]]:
@@ -444,7 +310,7 @@ def group_pool(profile: BudgetProfile, family: Any, group: VictimGroup, *, eta: 
     every bin of users (one tier per bin unless the profile has more than ``BIN_MIN_TIERS``
     distinct budgets) with its multiplicity, one user of the group with the largest mass
     left out.  ``eta`` > 0 cuts a Gaussian or Laplace victim's tails (Lemmas 7, 8)."""
-    fam = get_randomizer(family)
+    fam = get_family(family)
     plan = _plan_of(profile, fam, groups)
     if group not in plan.groups:
         raise ValueError(f"group must be one of victim_groups(profile, {fam.spec!r}, "
@@ -452,35 +318,17 @@ def group_pool(profile: BudgetProfile, family: Any, group: VictimGroup, *, eta: 
     return _group_pool(fam, plan, plan.groups.index(group), eta)
 
 
-def _group_pool(family: Randomizer, plan: _Plan, gi: int, eta: float):
+def _group_pool(family: Family, plan: _Plan, gi: int, eta: float):
     g, bins = plan.groups[gi], plan.bins
-    delta_v = g.delta_hi
-    if family.family == "gaussian":
-        assert bins.sigma_a is not None and bins.sigma_b is not None
-        assert bins.log_kappa is not None
-        cut, tail = _tail_cut(eta, g.sigma_hi)
-        delta_v = min(1.0, g.delta_hi + tail)
-        rho = _gaussian_log_rho(g.sigma_lo, g.sigma_hi, cut, bins.sigma_a)
-        if not bins.exact:
-            rho = np.minimum(rho, _gaussian_log_rho(g.sigma_lo, g.sigma_hi, cut, bins.sigma_b))
-        m = np.exp(bins.log_kappa + math.log1p(-delta_v) - g.eps_hi + rho)
-        if math.isinf(cut) and g.stop - g.start == 1:
-            # one tier (its own bin): its users run the victim's own randomizer, r = e^{-eps}
-            # (FMT21 Lemma 3.3 for the common pure part), times 1 - delta_j
-            k = int(bins.edges[gi])
-            m[k] = max(m[k], (1.0 - bins.delta[k]) * math.exp(-g.eps_hi))
-    elif family.family == "laplace" and eta > 0.0:
-        cut, tail = _laplace_tail_cut(eta, g.eps_lo)
-        delta_v = min(1.0, g.delta_hi + tail)
-        log_m = _laplace_log_mass(g.eps_lo, g.eps_hi, cut, bins.eps_a)
-        if not bins.exact:
-            log_m = np.minimum(log_m, _laplace_log_mass(g.eps_lo, g.eps_hi, cut, bins.eps_b))
-        m = (1.0 - bins.delta) * (1.0 - tail) * np.exp(log_m)
+    if eta > 0.0 and not family.cuts_tails:
+        raise ValueError(f"eta (tail cut) applies to the {family_names(lambda f: f.cuts_tails)} "
+                         f"randomizers only, got eta = {eta!r} for {family.spec}")
+    own = int(bins.edges[gi]) if g.stop - g.start == 1 else None
+    if family.victim_order == "general":  # the group's distinct victim budgets
+        victims = np.unique(plan.tiers.eps[g.start:g.stop])
     else:
-        if eta > 0.0:
-            raise ValueError(f"eta (tail cut) applies to the {list(CUT_FAMILIES)} randomizers "
-                             f"only, got eta = {eta!r} for {family.spec}")
-        m = _pure_masses(family, plan, g)
+        victims = plan.tiers.eps[:0]
+    delta_v, m = family.pool_masses(g, bins, eta, victim_eps=victims, own_bin=own)
     m = np.minimum(m * _MASS_SHRINK, 1.0)
     counts = bins.counts.copy()
     a, b = int(bins.edges[gi]), int(bins.edges[gi + 1])
@@ -571,8 +419,6 @@ def _screen_of(eps_v: float, delta_v: float, m: NDArray[np.float64],
 
 def _screen_value(sc: _Screen, eps: float) -> float:
     """The screening bound at eps: delta_v + (1 - delta_v) sum_i w_i (h + rho)(k_i)."""
-    from shuffledp.bounds.clones import _divergence_terms, _finish
-
     if eps >= sc.eps_v:
         return float(sc.delta_v)
     h, rho = _divergence_terms(sc.ks, eps, sc.eps_v)
@@ -581,13 +427,11 @@ def _screen_value(sc: _Screen, eps: float) -> float:
 
 
 def _evaluate_total(get_count, eps: float, tol: float) -> float:
-    """:func:`shuffledp.bounds.clones._evaluate` with the refinement measured against the
+    """:func:`shuffledp.bounds.clones.divergence._evaluate` with the refinement measured against the
     whole delta (``whole=True``): the count is rebuilt (smaller truncation, direct
     convolutions) only while the charged approximation error exceeds ``_REFINE_RATIO`` of
     ``delta_v / (1 - delta_v)`` plus the divergence part, i.e. of the returned delta.  Every
     stage is a valid upper bound; the smallest is returned."""
-    from shuffledp.bounds.clones import _evaluate
-
     return _evaluate(get_count, eps, tol, whole=True)
 
 
@@ -625,13 +469,13 @@ def _lru(cache: OrderedDict, key: tuple, build, size: int):
     return hit
 
 
-def _cached_plan(profile: BudgetProfile, family: Randomizer, groups: int,
+def _cached_plan(profile: BudgetProfile, family: Family, groups: int,
                  digest: str) -> _Plan:
     return _lru(_PLANS, (digest, family.spec, groups), lambda: _plan(profile, family, groups),
                 _PLAN_CACHE_SIZE)
 
 
-def _plan_of(profile: BudgetProfile, family: Randomizer, groups: int) -> _Plan:
+def _plan_of(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
     """The cached plan, keyed by the profile's content digest."""
     return _cached_plan(profile, family, groups, profile_digest(profile))
 
@@ -651,7 +495,7 @@ class _Group:
     bounds (cheap) and exact evaluations (a clone-count pmf) at the positions of the cut
     grid, each cached across eps by the caller's caches."""
 
-    def __init__(self, family: Randomizer, plan: _Plan, gi: int, key: tuple, eps: float,
+    def __init__(self, family: Family, plan: _Plan, gi: int, key: tuple, eps: float,
                  tol: float, rel_step: float) -> None:
         self.family, self.plan, self.gi, self.key = family, plan, gi, key
         self.eps, self.tol, self.rel_step = eps, tol, rel_step
@@ -685,8 +529,6 @@ class _Group:
         return self.exact[pos]
 
     def _count_getter(self, pos: int):
-        from shuffledp.bounds.clones import _build_count
-
         def get(t: float, direct: bool):
             def build():
                 e_v, d_v, m, counts, comp = _group_pool(self.family, self.plan, self.gi,
@@ -708,8 +550,7 @@ class _Group:
         g = self.group
         if pos >= _NO_CUT:
             return g.delta_hi
-        tail = (_tail_cut(_eta(pos), g.sigma_hi)[1] if self.family.family == "gaussian"
-                else _laplace_tail_cut(_eta(pos), g.eps_lo)[1])
+        tail = self.family.tail_cut(_eta(pos), g)[1]
         return min(1.0, g.delta_hi + tail)
 
 
@@ -740,7 +581,7 @@ def _ternary(value, lo: int, hi: int, stop: float) -> None:
 def _group_delta(grp: _Group, worst: float) -> float:
     """A valid bound on the group's delta, or any value <= ``worst`` once one is certified
     (the group cannot raise the maximum)."""
-    if grp.family.family not in CUT_FAMILIES:
+    if not grp.family.cuts_tails:
         if grp.screen(_NO_CUT) <= worst:
             return grp.best()
         grp.evaluate(_NO_CUT)
@@ -772,10 +613,10 @@ def aware_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, tol: floa
                 rel_step: float, groups: int = VICTIM_GROUPS) -> float:
     """delta(eps) of the mechanism-aware reduction: the largest group bound (module
     docstring).  Groups that cannot exceed the running maximum are cut short."""
-    family = get_randomizer(mechanism)
-    if family.family not in AWARE_FAMILIES:
-        raise ValueError(f"mechanism must be one of the families {list(AWARE_FAMILIES)}, got "
-                         f"{family.spec!r}")
+    family = get_family(mechanism)
+    if not family.aware:
+        raise ValueError(f"mechanism must be one of the families "
+                         f"{family_names(lambda f: f.aware)}, got {family.spec!r}")
     digest = profile_digest(profile)
     plan = _cached_plan(profile, family, groups, digest)
     key = (digest, family.spec, groups)

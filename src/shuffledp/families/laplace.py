@@ -1,0 +1,150 @@
+"""The Laplace mechanism on [-1, 1] with scale 2/eps (family ``laplace``).
+
+User j reports ``x_j + Lap(2/eps_j)`` (Dwork, McSherry, Nissim, Smith, TCC 2006).  Clone mass
+against a victim with budget eps_v (docs/theory.md 6.4, the infimum at y = 1, x = -1):
+
+    r_j = (eps_j / eps_v) e^{-eps_j}  if eps_j <= eps_v,  else 0
+
+(a user with a larger budget has lighter tails than the victim and hides none of it).  The
+victim's tails can be cut at |y| <= T, the mass beyond T joining its delta (Lemma 8); users
+with lighter tails then dominate a positive mass (:func:`laplace_log_mass`).  Variation-ratio
+row: beta = 1 - e^{-eps0/2} (Wang et al., PVLDB 2024; docs/theory.md 11.3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.families.base import (
+    Family,
+    UserClasses,
+    VariationRatio,
+    VictimRange,
+    vr_half_exponent,
+)
+from shuffledp.families.registry import register_family
+from shuffledp.families.windows import (
+    WEIGHTS,
+    U,
+    Window,
+    WindowConfig,
+    finite,
+    grid,
+    symmetric_cell_masses,
+    symmetric_windows,
+)
+
+__all__ = ["Laplace", "laplace_tail_cut", "laplace_log_mass"]
+
+_U = U
+
+
+def _mass_laplace(lo: float, hi: float, x: float, scale: NDArray) -> tuple[NDArray, NDArray]:
+    """Pr[x + Lap(scale) in [lo, hi]] and its error bound (``hi`` may be inf)."""
+    if lo >= x or hi <= x:  # one side of the centre: 0.5 e^{-d/b} (1 - e^{-(hi-lo)/b})
+        d = (lo - x) if lo >= x else (x - hi)
+        z1 = d / scale
+        z2 = (hi - lo) / scale
+        val = 0.5 * np.exp(-z1) * -np.expm1(-z2)
+        rel = (3.0 * finite(z1) + 3.0 * finite(z2) + 12.0) * _U
+        return val, rel * val
+    z1 = (x - lo) / scale
+    z2 = (hi - x) / scale
+    val = 0.5 * -np.expm1(-z1) + 0.5 * -np.expm1(-z2)
+    return val, (3.0 * finite(z1) + 3.0 * finite(z2) + 12.0) * _U * val
+
+
+def laplace_tail_cut(eta: float, eps_lo: float) -> tuple[float, float]:
+    """(T, tail) for Laplace victims with budgets >= eps_lo: sup over |x| <= 1 of
+    Pr[|x + Lap(2/eps)| > T] = (1 + e^{-eps}) e^{-(T-1) eps / 2} / 2 (at x = +-1, largest at
+    the smallest eps); T solves tail = eta (T >= 1)."""
+    if eta <= 0.0:
+        return math.inf, 0.0
+    if eps_lo <= 0.0:
+        return math.inf, 0.0
+    a = math.log1p(math.exp(-eps_lo)) - math.log(2.0 * eta)
+    cut = 1.0 + 2.0 * max(a, 0.0) / eps_lo
+    tail = 0.5 * (1.0 + math.exp(-eps_lo)) * math.exp(-(cut - 1.0) * eps_lo / 2.0)
+    return cut, min(tail, 1.0)
+
+
+def laplace_log_mass(eps_lo: float, eps_hi: float, cut: float,
+                      eps_j: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log of min over victims eps_v in [eps_lo, eps_hi] and |y| <= cut of
+    inf_x R_j(x)(y) / sup_x R_v(x)(y) = (eps_j/eps_v) exp(-eps_j(|y|+1)/2 + eps_v(|y|-1)^+/2)
+    (Laplace on [-1, 1], scale 2/eps; Lemma 8): the exponent is piecewise linear in |y|, so the
+    minimum is at |y| = 1 or |y| = cut; in eps_v, -log eps_v - eps_j is smallest at eps_hi and
+    -log eps_v + eps_v (cut-1)/2 at eps_v = 2/(cut-1) clipped to the group."""
+    with np.errstate(divide="ignore"):
+        log_j = np.log(eps_j)
+    a = log_j - math.log(eps_hi) - eps_j
+    if math.isinf(cut):
+        return np.where(eps_j <= eps_lo, a, -np.inf)
+    v = min(max(2.0 / (cut - 1.0), eps_lo), eps_hi)
+    b = log_j - math.log(v) - eps_j * (cut + 1.0) / 2.0 + v * (cut - 1.0) / 2.0
+    return np.minimum(np.minimum(a, b), 0.0)
+
+
+@register_family
+@dataclass(frozen=True)
+class Laplace(Family):
+    """The Laplace mechanism on [-1, 1], scale 2/eps (module docstring).
+
+    >>> float(Laplace().clone_mass(2.0, 0.5))  # (0.5/2) e^{-0.5}
+    0.15163266492815836
+    >>> float(Laplace().clone_mass(0.5, 2.0))  # lighter tails: none
+    0.0
+    """
+
+    name: ClassVar[str] = "laplace"
+    title: ClassVar[str] = "Laplace mechanism on [-1, 1], scale 2/eps"
+    victim_order: ClassVar[str] = "zero_below"
+    aware: ClassVar[bool] = True
+    binnable: ClassVar[bool] = True
+    cuts_tails: ClassVar[bool] = True
+
+    def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(a == b, 1.0, b / a)
+        return np.where(b <= a, ratio * np.exp(-b), 0.0)
+
+    def _variation_ratio(self, eps0: float) -> VariationRatio:
+        return vr_half_exponent(eps0)
+
+    def tail_cut(self, eta: float, group: VictimRange) -> tuple[float, float]:
+        return laplace_tail_cut(eta, group.eps_lo)
+
+    def pool_masses(self, group: VictimRange, users: UserClasses, eta: float, *,
+                    victim_eps: NDArray[np.float64], own_bin: int | None
+                    ) -> tuple[float, NDArray[np.float64]]:
+        """Without a cut the generic pure masses; with one (Lemma 8) the masses of
+        :func:`laplace_log_mass` at both ends of each class, the victim's delta raised by
+        the cut tail."""
+        if not eta > 0.0:
+            return super().pool_masses(group, users, eta, victim_eps=victim_eps,
+                                       own_bin=own_bin)
+        g = group
+        cut, tail = laplace_tail_cut(eta, g.eps_lo)
+        delta_v = min(1.0, g.delta_hi + tail)
+        log_m = laplace_log_mass(g.eps_lo, g.eps_hi, cut, users.eps_a)
+        if not users.exact:
+            log_m = np.minimum(log_m, laplace_log_mass(g.eps_lo, g.eps_hi, cut, users.eps_b))
+        return delta_v, (1.0 - users.delta) * (1.0 - tail) * np.exp(log_m)
+
+    def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
+        # symmetric family: x* = +1 is the mirror of x* = -1 (both directions taken)
+        return grid(-1.0, 1.0, (-1.0, 0.0), symmetric_windows(2.0 / eps_v), WEIGHTS)
+
+    def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
+                    window: Window) -> tuple[NDArray[np.float64], ...]:
+        scale = 2.0 / eps
+
+        def mass(lo, hi, xx):
+            return _mass_laplace(lo, hi, xx, scale)
+
+        return symmetric_cell_masses(mass, x, window)

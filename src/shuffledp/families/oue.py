@@ -1,0 +1,114 @@
+"""Optimized unary encoding (Wang et al., USENIX Security 2017), family ``oue:d``.
+
+User j one-hot encodes its category in d bits and reports each bit flipped independently: the
+true 1 is kept with probability 1/2, every 0 becomes 1 with probability q_j = 1/(e^{eps_j} + 1),
+which makes the report eps_j-LDP.  The clone mass against a victim with budget eps_v
+(docs/theory.md 6.6) is a minimum over output patterns, :func:`oue_box`; it is not monotone in
+the victim's budget (``victim_order = "general"``), so lower bounds over ranges use the box
+bound.  Variation-ratio row (derived, docs/theory.md 11.3): beta = tanh(eps0/2)/2,
+alpha = 1/(2 (1 + e^eps0)), gamma = 1/2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from shuffledp._lazy import lazy_module
+from shuffledp.families.base import Family, VariationRatio
+from shuffledp.families.registry import register_family
+
+special = lazy_module("scipy.special")
+
+__all__ = ["OUE", "oue_box"]
+
+
+def oue_box(v_lo: ArrayLike, v_hi: ArrayLike, u_lo: ArrayLike, u_hi: ArrayLike,
+             d: int) -> NDArray[np.float64]:
+    """Clone mass of OUE with d bits: victim budget a (q_v = 1/(e^a+1)), user budget b.
+
+    Victim pair (0, 1); an output y is described by its bits y_0, y_1 and the number s of
+    ones among the other d - 2 bits.  inf_x R_j(x)(y) keeps the true bit (prob 1/2) at a 0 of
+    y when y has one, so with f(b) = q if the bit is 1 else 1 - q and
+    A(s) = (q_j/q_v)^s ((1-q_j)/(1-q_v))^{d-2-s} the ratio 2 inf_x R_j / (P0 + P1) is
+
+        (0,0): (1-q_j)/(1-q_v) A(s);       (1,0), (0,1): 2 q_j A(s);
+        (1,1), s < d-2: q_j^2 / ((1-q_j) q_v) A(s);     (1,1), s = d-2: (q_j/q_v) A(d-2),
+
+    each monotone in s, so the minimum over patterns is at s in {0, d-3, d-2}.  Computed in
+    log space (the masses underflow to 0 for large d across different budgets).
+
+    Box bound (victim budget anywhere in [v_lo, v_hi], user budget in [u_lo, u_hi]): every
+    candidate's log is  c + x log q_j + y log(1-q_j) - z log q_v - w log(1-q_v)  with x, y, z,
+    w >= 0 (read off the list above: the exponents of q_j and 1 - q_j are s, 1 + s, 2 + s,
+    1 + m and 1 + m - s, m - s, m - s - 1, 0; those of q_v and 1 - q_v enter with a minus
+    sign).  log q falls and log(1-q) rises with the budget, so each candidate is smallest with
+    q_v at v_lo, 1 - q_v at v_hi, q_j at u_hi and 1 - q_j at u_lo: evaluated there, the minimum
+    over candidates is a lower bound on the mass over the whole box (docs/theory.md 6.6).  With
+    v_lo = v_hi = a and u_lo = u_hi = b it is the mass itself.
+    """
+    lq_j = -np.logaddexp(0.0, np.asarray(u_hi, dtype=np.float64))  # log q_j, at u_hi
+    lq1_j = -np.logaddexp(0.0, -np.asarray(u_lo, dtype=np.float64))  # log(1 - q_j), at u_lo
+    lq_v = -np.logaddexp(0.0, np.asarray(v_lo, dtype=np.float64))  # log q_v, at v_lo
+    lq1_v = -np.logaddexp(0.0, -np.asarray(v_hi, dtype=np.float64))  # log(1 - q_v), at v_hi
+    m = d - 2
+
+    def log_a(s: int) -> NDArray[np.float64]:
+        return s * (lq_j - lq_v) + (m - s) * (lq1_j - lq1_v)
+
+    ends = [0, m] if m >= 0 else []
+    cands = []
+    for s in ends:
+        cands.append(lq1_j - lq1_v + log_a(s))  # (0, 0)
+        cands.append(math.log(2.0) + lq_j + log_a(s))  # (1, 0)
+    if m >= 1:  # (1, 1) with a zero among the other bits: s in [0, m - 1]
+        for s in (0, m - 1):
+            cands.append(2.0 * lq_j - lq1_j - lq_v + log_a(s))
+    cands.append(lq_j - lq_v + log_a(m))  # (1, 1), every bit 1
+    return np.minimum(np.exp(np.min(np.stack(cands), axis=0)), 1.0)
+
+
+@register_family
+@dataclass(frozen=True)
+class OUE(Family):
+    """Optimized unary encoding with ``k`` = d bits (module docstring).
+
+    >>> f = OUE(10)
+    >>> f.spec, f.victim_order
+    ('oue:10', 'general')
+    """
+
+    name: ClassVar[str] = "oue"
+    title: ClassVar[str] = "optimized unary encoding, d categories"
+    victim_order: ClassVar[str] = "general"
+    needs_k: ClassVar[bool] = True
+    aware: ClassVar[bool] = True
+    binnable: ClassVar[bool] = True
+
+    def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        return oue_box(a, a, b, b, int(self.k))  # type: ignore[arg-type]
+
+    def group_clone_mass(self, eps_lo: float, eps_hi: float, eps_user: ArrayLike, *,
+                         eps_user_hi: ArrayLike | None = None) -> NDArray[np.float64]:
+        """The box bound of :func:`oue_box`: q_v at ``eps_lo``, 1 - q_v at ``eps_hi``, and with
+        ``eps_user_hi`` also over every user budget in ``[eps_user, eps_user_hi]`` (smaller
+        than the minimum over the box; docs/theory.md 6.6)."""
+        lo, hi = float(eps_lo), float(eps_hi)
+        if not (0.0 <= lo <= hi):
+            raise ValueError(f"need 0 <= eps_lo <= eps_hi, got eps_lo = {lo!r}, eps_hi = {hi!r}")
+        b = np.asarray(eps_user, dtype=np.float64)
+        b_hi = b if eps_user_hi is None else np.asarray(eps_user_hi, dtype=np.float64)
+        if b_hi.shape != b.shape or (b_hi < b).any():
+            raise ValueError("eps_user_hi must have the shape of eps_user and be >= it")
+        return oue_box(lo, hi, b, b_hi, int(self.k))  # type: ignore[arg-type]
+
+    def _variation_ratio(self, eps0: float) -> VariationRatio:
+        """OUE (any d >= 2): beta = tanh(eps0/2)/2, alpha = 1/(2 (1 + e^eps0)), gamma = 1/2
+        (derived in docs/theory.md 11.3; not in the paper's table)."""
+        return VariationRatio(eps0, eps0, math.tanh(eps0 / 2.0) / 2.0,
+                              float(special.expit(-eps0)) / 2.0, 0.5,
+                              "derived in docs/theory.md 11.3 from the definition of OUE")

@@ -1,0 +1,120 @@
+"""Wang et al.'s piecewise mechanism (ICDE 2019, arXiv 1907.00782, Algorithm 2), family
+``piecewise``.
+
+With t = e^{eps/2} the report lies in [-C, C], C = (t + 1)/(t - 1); the centre piece of input
+x has density p_high(eps) = t (t - 1) / (2 (t + 1)), the rest p_low(eps) = p_high(eps) e^{-eps}.
+Clone mass against a victim with budget eps_v (docs/theory.md 6.5):
+
+    r_j = p_low(eps_j) / p_high(eps_v)  if eps_j <= eps_v,  else 0.
+
+Variation-ratio row: Laplace's, beta = 1 - e^{-eps0/2} (Wang et al., PVLDB 2024).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.families.base import Family, VariationRatio, vr_half_exponent
+from shuffledp.families.registry import register_family
+from shuffledp.families.windows import (
+    WEIGHTS,
+    U,
+    Window,
+    WindowConfig,
+    grid,
+    symmetric_cell_masses,
+)
+
+__all__ = ["Piecewise"]
+
+_U = U
+
+
+def _piecewise_mass(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """p_low(eps_j) / p_high(eps_v) of the piecewise mechanism (eps_j = b <= eps_v = a), with
+    p_high(e) = t (t - 1) / (2 (t + 1)), t = e^{e/2}, and p_low(e) = p_high(e) e^{-e}."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tb, ta = np.exp(b / 2.0), np.exp(a / 2.0)
+        ratio = (tb * np.expm1(b / 2.0) / (tb + 1.0)) / (ta * np.expm1(a / 2.0) / (ta + 1.0))
+        out = np.where(a == b, 1.0, ratio) * np.exp(-b)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _mass_piecewise(lo: float, hi: float, x: float, eps: NDArray) -> tuple[NDArray, NDArray]:
+    """Mass of [lo, hi] under Wang et al.'s piecewise mechanism and its error bound.
+
+    With ``h = (C - 1) / 2 = 1 / (e^{eps/2} - 1)`` the output range is [-C, C], C = 1 + 2h,
+    and the centre piece of input x is ``[l, r] = [x - (1 - x) h, x + (1 + x) h]`` with
+    density ``p = e^{eps/2} (e^{eps/2} - 1) / (2 e^{eps/2} + 2)``, the rest density
+    ``p e^{-eps}`` (:class:`~shuffledp.mechanisms.PiecewiseMechanism`).  A length
+    ``min(hi, B) - max(lo, A)`` is a correctly rounded difference of floats (error u times
+    itself) plus the representation errors of the computed end points A, B where they bind
+    (the window ends are exact by definition)."""
+    h = 1.0 / np.expm1(eps / 2.0)
+    t = np.exp(eps / 2.0)
+    c = 1.0 + 2.0 * h
+    p = t / (2.0 * (t + 1.0) * h)
+    low = p * np.exp(-eps)
+    e_c = 2.0 * _U * c + 10.0 * _U * h
+    left = x - (1.0 - x) * h
+    right = x + (1.0 + x) * h
+    e_l = (_U * np.abs(left) + 5.0 * _U * (1.0 - x) * h) if x != 1.0 else np.zeros_like(h)
+    e_r = (_U * np.abs(right) + 5.0 * _U * (1.0 + x) * h) if x != -1.0 else np.zeros_like(h)
+
+    def length(a, ea, b, eb):
+        top = np.minimum(hi, b)
+        bot = np.maximum(lo, a)
+        val = np.maximum(top - bot, 0.0)
+        err = _U * val + np.where(b < hi, eb, 0.0) + np.where(a > lo, ea, 0.0)
+        return val, err
+
+    lc, elc = length(left, e_l, right, e_r)
+    l1, el1 = length(-c, e_c, left, e_l)
+    l2, el2 = length(right, e_r, c, e_c)
+    lo_len = l1 + l2
+    val = p * lc + low * lo_len
+    err = (p * elc + low * (el1 + el2) + 8.0 * _U * p * lc
+           + (10.0 + np.abs(eps)) * _U * low * lo_len + _U * val)
+    return np.minimum(val, 1.0), err
+
+
+@register_family
+@dataclass(frozen=True)
+class Piecewise(Family):
+    """The piecewise mechanism (module docstring).
+
+    >>> float(Piecewise().clone_mass(1.0, 2.0))  # lighter tails: none
+    0.0
+    """
+
+    name: ClassVar[str] = "piecewise"
+    title: ClassVar[str] = "Wang et al.'s piecewise mechanism (ICDE 2019)"
+    victim_order: ClassVar[str] = "zero_below"
+    aware: ClassVar[bool] = True
+    binnable: ClassVar[bool] = True
+
+    def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.where(b <= a, _piecewise_mass(a, b), 0.0)
+
+    def _variation_ratio(self, eps0: float) -> VariationRatio:
+        return vr_half_exponent(eps0)
+
+    def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
+        h_v = 1.0 / math.expm1(eps_v / 2.0)  # (C_v - 1) / 2
+        windows = [Window(f"[1, 1+{f:g}(C_v-1)]", 1.0, 1.0 + f * 2.0 * h_v)
+                   for f in (0.125, 0.25, 0.5, 0.95)]
+        windows.append(Window("[0, C]", 0.0, math.inf))
+        # symmetric family: x* = +1 is the mirror of x* = -1 (both directions taken)
+        return grid(-1.0, 1.0, (-1.0, 0.0), windows, WEIGHTS)
+
+    def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
+                    window: Window) -> tuple[NDArray[np.float64], ...]:
+        def mass(lo, hi, xx):
+            return _mass_piecewise(lo, hi, xx, eps)
+
+        return symmetric_cell_masses(mass, x, window)
