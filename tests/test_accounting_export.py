@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _extras import requires
+
+pytest.importorskip(
+    "dp_accounting", reason="the dp_accounting export needs dp-accounting (pip install -e '.[sgd]')"
+)
 
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
 from shuffledp.accounting import shuffled_round_pld
@@ -25,6 +30,7 @@ def test_one_round_is_pessimistic_and_close_to_the_clones_bound(n, eps0, clone):
                                                            clone=clone) - 1e-12
 
 
+@requires("torch")
 def test_self_composition_is_the_sgd_accounting():
     """T self-compositions of the exported round are the project's own SGD accounting of
     T shuffled rounds (method clones), to the discretization tolerance."""

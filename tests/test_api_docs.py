@@ -3,13 +3,11 @@ public module of the package, so a new module cannot be left out of it."""
 
 from __future__ import annotations
 
-import pkgutil
 import re
 from pathlib import Path
 
-import shuffledp
-
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "api"
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _documented() -> set[str]:
@@ -20,10 +18,10 @@ def _documented() -> set[str]:
 
 
 def test_every_public_module_is_in_the_api_reference():
-    public = {"shuffledp"} | {
-        info.name for info in pkgutil.walk_packages(shuffledp.__path__, "shuffledp.")
-        if not any(part.startswith("_") for part in info.name.split("."))
-    }
+    # the package's modules from its files (importing them would need every optional extra)
+    modules = {".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+               for p in (SRC / "shuffledp").rglob("*.py")}
+    public = {m for m in modules if not any(part.startswith("_") for part in m.split("."))}
     documented = _documented()
     assert public - documented == set(), sorted(public - documented)
     assert documented - public == set(), sorted(documented - public)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from _extras import requires
 
 import shuffledp
 from shuffledp import BudgetProfile, ParameterRegimeError
@@ -296,6 +297,7 @@ def test_no_guide_for_mechanism_aware_or_mixed_delta():
     assert _clones_guide(mixed, {}, 1.0, 1e-6, RTOL) is None
 
 
+@requires("torch")
 def test_record_is_shared_with_sgd():
     from shuffledp.sgd import accounting
 

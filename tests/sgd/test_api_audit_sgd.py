@@ -30,11 +30,13 @@ from _audit import (
     ok,
 )
 
-torch = pytest.importorskip("torch", reason="the SGD extra (pip install -e .[sgd]) is missing")
+torch = pytest.importorskip(
+    "torch", reason="the SGD extra is not installed (pip install -e '.[sgd]')"
+)
 
-from shuffledp.budgets import BudgetProfile  # noqa: E402
-from shuffledp.mechanisms import LaplaceMechanism  # noqa: E402
-from shuffledp.sgd.data import (  # noqa: E402
+from shuffledp.budgets import BudgetProfile
+from shuffledp.mechanisms import LaplaceMechanism
+from shuffledp.sgd.data import (
     Dataset,
     load_digits_dataset,
     load_mnist,
@@ -45,7 +47,7 @@ from shuffledp.sgd.data import (  # noqa: E402
     read_mnist_npz,
     standardise,
 )
-from shuffledp.sgd.models import (  # noqa: E402
+from shuffledp.sgd.models import (
     accuracy,
     build_model,
     flat_params,
@@ -53,8 +55,8 @@ from shuffledp.sgd.models import (  # noqa: E402
     per_example_grads,
     set_flat_params,
 )
-from shuffledp.sgd.randomizers import DuchiRandomizer, GaussianRandomizer  # noqa: E402
-from shuffledp.sgd.train import (  # noqa: E402
+from shuffledp.sgd.randomizers import DuchiRandomizer, GaussianRandomizer
+from shuffledp.sgd.train import (
     SGDConfig,
     private_mean_gradient,
     train_shuffled_sgd,

@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+
+pytest.importorskip("torch", reason="the SGD extra is not installed (pip install -e '.[sgd]')")
 from scipy import integrate, special
 
 from shuffledp import BudgetProfile

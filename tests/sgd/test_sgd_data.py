@@ -7,6 +7,8 @@ import gzip
 import numpy as np
 import pytest
 
+pytest.importorskip("torch", reason="the SGD extra is not installed (pip install -e '.[sgd]')")
+
 from shuffledp.sgd.data import (
     MNIST_IDX_FILES,
     load_digits_dataset,

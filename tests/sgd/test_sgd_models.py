@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import torch
+
+torch = pytest.importorskip(
+    "torch", reason="the SGD extra is not installed (pip install -e '.[sgd]')"
+)
 
 from shuffledp.sgd.models import (
     build_model,

@@ -6,7 +6,10 @@ import math
 
 import numpy as np
 import pytest
-import torch
+
+torch = pytest.importorskip(
+    "torch", reason="the SGD extra is not installed (pip install -e '.[sgd]')"
+)
 
 from shuffledp.gdp import gdp_delta
 from shuffledp.sgd.data import load_digits_dataset
@@ -260,7 +263,7 @@ def test_schema_rejects_bad_sgd_config(sgd, match):
     import jsonschema
     import yaml
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     schema = yaml.safe_load((root / "config" / "schema.yaml").read_text())
     cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
     cfg["sgd"].update(sgd)

@@ -7,6 +7,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from _extras import requires
 from scipy import stats
 
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
@@ -284,6 +285,7 @@ def test_closed_form_inverses_round_trip():
 
 
 # ----------------------------------------------------------------------------- workflow scripts
+@requires("pandas", "matplotlib", "yaml")
 def test_personalized_scripts_end_to_end(tmp_path):
     import compute_personalized
     import make_tables

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+pytest.importorskip("torch", reason="the SGD extra is not installed (pip install -e '.[sgd]')")
+
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
 from shuffledp.gdp import gdp_eps
 from shuffledp.sgd.accounting import (

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from _extras import requires
 
 from shuffledp import BudgetProfile, ParameterRegimeError
 from shuffledp.bounds import Bound, BoundInfo, register_bound, unregister_bound
@@ -108,6 +109,7 @@ def test_sweep_points_order_and_values():
                                        ("eps", 100, 2.0)]
 
 
+@requires("torch")
 def test_one_profile_name_draws_the_same_users_everywhere():
     a = draw_budgets("u", SPECS["u"], n=400, seed=3)
     assert np.array_equal(a.eps, draw_budgets("u", SPECS["u"], n=400, seed=3, delta0=1e-9).eps)
@@ -328,6 +330,7 @@ def test_progress_callback_counts_grid_points():
     assert calls == [(k, 4) for k in range(5)]
 
 
+@requires("tqdm")
 def test_workflow_progress_bar_writes_lines(monkeypatch):
     import wfutils
 
@@ -341,6 +344,7 @@ def test_workflow_progress_bar_writes_lines(monkeypatch):
 
 
 # --------------------------------------------------------------------------- SGD driver
+@requires("torch")
 def test_tiny_sgd_run_is_reproducible():
     cfg = {"rounds": 2, "seeds": 2, "hidden": 4, "delta": 1e-5, "discretization": 1e-3}
     a = run_sgd(method="gdp", target_eps=4.0, config=cfg, profiles={}, seed=9)
@@ -361,6 +365,7 @@ def test_tiny_sgd_run_is_reproducible():
     assert "randomized response only" in gauss[0]["reason"]
 
 
+@requires("torch")
 def test_sgd_clones_rounds_personalized_budgets_down_to_levels():
     # clones trains with the profile rounded down to `tiers` levels (module docstring);
     # gdp with the profile as drawn; the Duchi randomizer is pure whatever delta0 says
@@ -381,6 +386,7 @@ def test_sgd_clones_rounds_personalized_budgets_down_to_levels():
                 config={**cfg, "randomizer": "gaussian", "delta0": 0.0}, profiles=SPECS, seed=4)
 
 
+@requires("torch")
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
