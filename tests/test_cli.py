@@ -169,3 +169,37 @@ def test_randomizer_selects_variation_ratio_parameters(capsys):
         assert main([*args, spec]) == 0
         row = json.loads(capsys.readouterr().out)["results"][0]
         assert row["status"] == "not applicable" and "gamma" in row["note"]
+
+
+# --- shuffledp list --format ------------------------------------------------------------------
+
+
+def test_list_text_is_the_default(capsys):
+    assert main(["list"]) == 0
+    default = capsys.readouterr().out
+    assert main(["list", "--format", "text"]) == 0
+    assert capsys.readouterr().out == default
+    assert default.startswith("method ") and "\nWhat a bound covers on your own profile" in default
+
+
+def test_list_markdown_has_one_row_per_registered_bound(capsys):
+    from shuffledp.bounds import list_bounds
+
+    assert main(["list", "--format", "markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| bound | kind | personalized | local delta | covers | source |"
+    assert lines[1] == "|---|---|---|---|---|---|"
+    rows = [ln.split(" | ") for ln in lines[2:]]
+    assert [r[0].strip("| `") for r in rows] == list_bounds()
+    for name, row in zip(list_bounds(), rows, strict=True):
+        info = get_bound(name).info
+        assert len(row) == 6, row  # no unescaped "|" inside a cell
+        assert row[1] == info.kind_label
+        assert row[2] == ("yes" if info.personalized else "no")
+        assert row[3] == ("yes" if info.approx_ldp else "no")
+
+
+def test_list_bad_format_one_line_exit_2():
+    r = run_cli("list", "--format", "html")
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "invalid choice: 'html'" in r.stderr

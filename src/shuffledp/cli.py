@@ -6,6 +6,7 @@ Examples::
     shuffledp bound --budgets budgets.csv --delta 1e-6 --method gdp,clones --format csv
     shuffledp bound --budgets tiers.csv --delta 1e-9   # columns eps,count: 10^9 users
     shuffledp list
+    shuffledp list --format markdown   # the README's table of bounds
 
 Bad input gives one readable line on stderr and exit code 2 (never a traceback); a soundness
 failure (a rigorous upper bound below an exact lower bound it should dominate) gives one line
@@ -143,7 +144,9 @@ def _build_parser() -> _Parser:
                         "instead of the generic --clone masses")
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
-    sub.add_parser("list", help="list the registered bounds and what they cover")
+    ls = sub.add_parser("list", help="list the registered bounds and what they cover")
+    ls.add_argument("--format", choices=["text", "markdown"], default="text",
+                    help="text (default) or markdown: a GitHub table, the one in the README")
     return parser
 
 
@@ -311,7 +314,37 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_list() -> int:
+def _markdown_cell(text: str) -> str:
+    """One table cell: a literal ``|`` would end the cell, a newline the row."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _list_markdown() -> str:
+    """Every registered bound as a GitHub table (``shuffledp list --format markdown``), the same
+    facts as the text table plus each bound's citation.  The README holds exactly this table
+    (tests/test_docs_examples.py)."""
+    lines = [
+        "| bound | kind | personalized | local delta | covers | source |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in list_bounds():
+        i = get_bound(name).info
+        cells = [
+            f"`{name}`",
+            i.kind_label,
+            "yes" if i.personalized else "no",
+            "yes" if i.approx_ldp else "no",
+            _markdown_cell(i.coverage_note or ", ".join(i.randomizers)),
+            _markdown_cell(i.citation),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _cmd_list(fmt: str = "text") -> int:
+    if fmt == "markdown":
+        print(_list_markdown())
+        return 0
     print(f"{'method':<{_W}} {'kind':<15} {'personalized':<13} {'local delta':<12} covers")
     for name in list_bounds():
         i = get_bound(name).info
@@ -329,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw = sys.argv[1:] if argv is None else list(argv)
         args = _build_parser().parse_args(_join_negative_values(raw))
         if args.command == "list":
-            return _cmd_list()
+            return _cmd_list(args.format)
         return _cmd_bound(args)
     except InconsistentBoundsError as err:
         print(f"shuffledp: {err}", file=sys.stderr)
