@@ -1,4 +1,4 @@
-"""Independent high-precision oracle for the soundness harness (tests/test_soundness.py).
+"""Independent high-precision oracle for the soundness harness (tests/bounds/test_soundness.py).
 
 This module shares no code with :mod:`shuffledp` (it does not import it).  Everything is
 computed by enumeration in mpmath with ``DPS = 60`` significant digits, inside

@@ -3,7 +3,7 @@ target delta in [1e-30, 0.99], any finite target eps), the vacuous flag, the con
 and the lower-bound check of the paper's formula.
 
 The independent high-precision oracle of shuffled randomized response lives in
-tests/_oracle.py (tests/test_soundness.py runs it under hypothesis); here: reference values,
+tests/_oracle.py (tests/bounds/test_soundness.py runs it under hypothesis); here: reference values,
 regressions of the audited defects, monotonicity in n down to delta = 1e-30, and the numerical
 facts the error accounting relies on (scipy's binomial accuracy, Hoeffding's theorem).
 """

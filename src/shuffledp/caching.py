@@ -4,7 +4,7 @@
 Why: a few bounds keep per-profile work between calls (the clone-count pmfs of ``clones``,
 the prepared pairs of ``rr_exact``, the histogram laws of ``krr_exact``, the budget tiers of
 :mod:`shuffledp.families`, ...).  The runtime experiment promises cold timings
-(README, "Reproducing the figures": ``runtime``), so it must be able to empty every one of
+(docs/workflow.md, "Reproducing the figures": ``runtime``), so it must be able to empty every one of
 them, and a test (tests/test_caches.py) checks that every module-level cache of the package is
 registered.
 

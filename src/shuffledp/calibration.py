@@ -9,7 +9,7 @@ the bound certifies the shuffled protocol with local budgets ``s * eps_i`` (delt
 :func:`calibrate_eps0` is the identical-users case (shape eps_i = 1, so eps0 = s); the SGD
 accounting (:func:`shuffledp.sgd.accounting.calibrate_scale`) calibrates T rounds with the
 same search and returns the same :class:`Calibration` record.  This is the utility experiment
-of the project (README, "Mechanisms, estimation and SGD"): a tighter valid bound allows a
+of the project (docs/library.md, "Mechanisms, estimation and SGD"): a tighter valid bound allows a
 larger ``s`` and so less noise.
 
 The certificate.  At a candidate scale the bound is evaluated *once*, at the target: its

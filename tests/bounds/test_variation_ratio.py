@@ -209,7 +209,7 @@ def test_personalized_through_the_worst_user():
     res = BOUND.evaluate(profile=prof, delta=1e-6)
     assert res.eps == pytest.approx(BOUND.eps(profile=worst, delta=1e-6), rel=1e-12)
     assert res.diagnostics["reduced_to_identical"]
-    # Theorem 4 with the stronger clone mass (docs/theory.md 11.5)
+    # Theorem 5 with the stronger clone mass (docs/theory.md 11.5)
     for spec in ("binary_rr", "duchi", "krr:3", "krr:10"):
         assert BOUND.covers(randomizer=spec, profile=prof).covered, spec
     for spec in ("laplace", "piecewise", "oue:10", "any", "gaussian"):

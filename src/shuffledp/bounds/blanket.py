@@ -44,7 +44,7 @@ The parameters per blanket (option ``blanket``):
 Code names: ``gamma`` = gamma, ``a`` = e^eps - 1, ``width`` = b, ``top`` = b_+, ``second`` = c.
 The theorem numbers inside Section 5 could not be checked here (the full text was not
 retrievable); the reduction and both bounds are re-derived above and verified in
-tests/test_baselines.py against the exact blanket divergence of k-RR and the exact curve of
+tests/bounds/test_baselines.py against the exact blanket divergence of k-RR and the exact curve of
 shuffled randomized response.
 
 Validity.  Pure LDP (``approx_ldp=False``), identical budgets (a personalized profile is reduced

@@ -64,7 +64,7 @@ def _law_rtol(n: int, eps0: float, k: int) -> float:
     -(eps0 + log k)) each carry a few ulps of their magnitude, M <= (n + 1)(log(n + 1) +
     eps0 + 2 log k) + 10; 16 u M bounds the relative error of the exponential and of the
     direct convolutions.  Subtracted from every sum so that the result stays a lower bound
-    (checked against exhaustive enumeration in tests/test_krr_exact.py)."""
+    (checked against exhaustive enumeration in tests/bounds/test_krr_exact.py)."""
     mag = (n + 1) * (math.log(n + 1) + eps0 + 2.0 * math.log(k)) + 10.0
     return 16.0 * _U * mag
 

@@ -18,7 +18,7 @@ How the statement was pinned down.  The theorem's text could not be retrieved he
 formula above is the authors' own implementation of the AAAI bound (Y. Liu's public code for
 arXiv 2407.18157, ``closedformanalysis_perS`` with ``probEoN``, marked "aaai version"), and it
 reduces to FMT21's closed form with n - 1 users when all budgets are equal (p_i = e^{-eps0};
-verified in tests/test_baselines.py).  The per-pair term comes from their "Neighbor
+verified in tests/bounds/test_baselines.py).  The per-pair term comes from their "Neighbor
 Divergence" of the Clip-Laplace mechanism (the (eps_i / eps_j) factor is the ratio of Laplace
 scales), so it is specific to that randomizer.
 

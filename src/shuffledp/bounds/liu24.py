@@ -35,7 +35,7 @@ under Q and A + Bernoulli(2w) under P.  The per-c likelihood ratio
 ``(2w - e^eps) F_left + (1 - 2w) F_right`` with their threshold ``t = 1/tau``.
 
 Differences from the authors' code, measured on the reference profiles of
-tests/test_liu24.py (n = 10^3 to 10^5): our eps is 0.11% to 0.35% below theirs.
+tests/bounds/test_liu24.py (n = 10^3 to 10^5): our eps is 0.11% to 0.35% below theirs.
 
 * They locate R_0, R_1 on a grid of 10^4 cells on [-20, 20.1] for data in [0, C] with C = 0.1
   and scale C/eps_i (the affine image of our domain and scale, y -> 2y/C - 1), which lowers S

@@ -22,7 +22,7 @@ What is proven, and what this bound therefore computes.
   those of binary randomized response and one-bit Duchi): the pair is, up to relabelling, the
   stronger-clone pair of FMT23 at eps0, a proven bound for every family dominating the clone
   mass 2/(1 + e^eps0) (binary RR, one-bit Duchi, k-RR; docs/theory.md 3 and 6), identical and,
-  through the worst user, personalized budgets (docs/theory.md 7, Theorem 4).  This is the
+  through the worst user, personalized budgets (docs/theory.md 7, Theorem 5).  This is the
   registered bound, and ``covers`` reports exactly that set (``clone_mass="stronger"``).
 * ``gamma > 0`` (the rows for k-RR, Laplace, piecewise, OUE): Theorems 4.7/4.8 are false
   there in general, already with identical budgets, and unproven for each such row (the
@@ -101,7 +101,7 @@ _FIRST_TOL = 1e-15
 _REFINE_RATIO = 1e-3
 _U = float(np.finfo(float).eps) / 2.0
 #: Relative error of each term of a conditional sum: scipy's pmf and survival function
-#: (measured in tests/test_clones.py, allowances of clones.py) plus the few roundings of the
+#: (measured in tests/bounds/test_clones.py, allowances of clones.py) plus the few roundings of the
 #: products and of alpha, gamma, expm1 (at most 64 u).
 _TERM_RTOL = _PMF_RTOL + _SF_RTOL + 64.0 * _U
 
@@ -285,7 +285,7 @@ def variation_ratio_coverage(*, family: Family, profile: BudgetProfile,
 
     The computed pair is the stronger-clone pair at eps0 = max eps_i (``gamma = 0``), so it
     covers exactly the families that dominate the clone mass 2/(1 + e^eps0) against every
-    victim (identical budgets: docs/theory.md 3, Theorem 1; personalized: Theorem 4).
+    victim (identical budgets: docs/theory.md 3, Theorem 1; personalized: Theorem 5).
 
     >>> from shuffledp import BudgetProfile
     >>> from shuffledp.families import get_family

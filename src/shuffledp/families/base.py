@@ -396,7 +396,7 @@ class VariationRatio:
 
     @property
     def r(self) -> float:
-        """Each other user's share of Q^0 (and of Q^1): alpha p / q (Lemma 4.4)."""
+        """Each other user's share of Q^0 (and of Q^1): alpha p / q (Wang et al.'s Lemma 4.4)."""
         return self.alpha * math.exp(self.log_p - self.log_q)
 
     @property

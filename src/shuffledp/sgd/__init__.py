@@ -1,4 +1,4 @@
-"""Shuffled personalized-LDP SGD (README, "Mechanisms, estimation and SGD").
+"""Shuffled personalized-LDP SGD (docs/library.md, "Mechanisms, estimation and SGD").
 
 Needs the ``sgd`` extra.
 

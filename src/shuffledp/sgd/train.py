@@ -1,6 +1,6 @@
 """Shuffled PLDP-SGD: per-example clipped gradients, local randomizers, server averaging.
 
-Protocol (README, "Mechanisms, estimation and SGD").
+Protocol (docs/library.md, "Mechanisms, estimation and SGD").
 For ``t = 1..T`` (``rounds``): every user i (one training
 record; all n users take part in every round, no subsampling) computes the gradient
 ``g_i = grad loss(theta_t; x_i, y_i)``, clips it, ``g_i <- g_i min(1, C/||g_i||)``, and

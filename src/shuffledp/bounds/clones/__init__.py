@@ -32,7 +32,7 @@ Code names: ``eps_v``, ``delta_v`` = the victim's budget; ``q`` = q; ``pool`` = 
 * ``"stronger"`` [FMT23, CCG24]: ``r_j = 2 (1 - delta_j) / (1 + e^{eps_j})``;
 * ``"standard"`` [FMT21 Thm 3.2]: ``r_j = (1 - delta_j) e^{-eps_j}``.
 
-The fast evaluation (verified in tests/test_clones.py against direct summation).  With
+The fast evaluation (verified in tests/bounds/test_clones.py against direct summation).  With
 ``m = c + 1`` and ``Bin(a-1; c, 1/2) = 2 Bin(a; m, 1/2) a / m``,
 ``Bin(a; c, 1/2) = 2 Bin(a; m, 1/2) (m - a) / m``:
 
@@ -72,7 +72,8 @@ Validity (which randomizers).
   decomposition); binary and k-ary randomized response are the important members.  Binary
   randomized response with personalized budgets is covered exactly: R_j(b) puts mass
   1/(1+e^{eps_j}) on each output, so R_j(b) = p_j delta_0 + p_j delta_1 + (rest), with the
-  victim's Q^0 = delta_0, Q^1 = delta_1; the brute force in tests/test_bruteforce.py checks it.
+  victim's Q^0 = delta_0, Q^1 = delta_1; the brute force in tests/bounds/test_bruteforce.py
+  checks it.
 * Personalized budgets beyond binary randomized response: the reduction with per-user r_j is
   the one of [CCG24]; for user-specific randomizers it needs every R_j(x_j) to contain
   ``r_j / 2`` of the *victim's* Q^0 and Q^1.  Caveat: for k-ary randomized response with k > 2
