@@ -396,7 +396,7 @@ def test_the_report_description_includes_the_landing_page_and_scales_figures():
     text = (ROOT / "workflow" / "report" / "workflow.rst").read_text()
     assert ".. include:: results/{{ snakemake.config[\"run\"] }}/report/landing.rst" in text
     assert "max-width: 100%" in text
-    smk = (ROOT / "workflow" / "rules" / "figures.smk").read_text()
+    smk = (ROOT / "workflow" / "scripts" / "wfmanifest.py").read_text()
     for name in ("bounds_vs_n", "gdp_validity", "personalized", "mean_estimation",
                  "frequency_estimation", "sgd", "runtime"):
         assert f'("{name}", ' in smk  # every main figure is on the landing page
