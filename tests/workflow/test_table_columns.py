@@ -25,7 +25,7 @@ def test_table_kinds_are_the_manifest_experiments_and_their_pieces():
     names = [e.name for e in wfmanifest.EXPERIMENTS]
     assert list(TABLES) == names + [f"{e.name}.piece" for e in wfmanifest.EXPERIMENTS
                                     if e.pieces]
-    assert len(TABLES) == 15 and "runtime.piece" not in TABLES
+    assert "runtime.piece" not in TABLES  # one job writes the runtime table
 
 
 @pytest.mark.parametrize("exp", wfmanifest.EXPERIMENTS, ids=lambda e: e.name)
