@@ -12,12 +12,19 @@ configfile: "config/config.yaml"
 report: "workflow/report/workflow.rst"
 
 
+# config validation, the lists derived from the experiment manifest (wfmanifest), input functions
 include: "workflow/rules/common.smk"
-include: "workflow/rules/bounds.smk"
-include: "workflow/rules/simulations.smk"
+# one rules file per experiment of the manifest (compute, collect, plot and its target rule)
+include: "workflow/rules/bounds_vs_n.smk"
+include: "workflow/rules/gdp_validity.smk"
+include: "workflow/rules/personalized.smk"
+include: "workflow/rules/personalized_validity.smk"
+include: "workflow/rules/runtime.smk"
+include: "workflow/rules/mean_estimation.smk"
+include: "workflow/rules/frequency_estimation.smk"
 include: "workflow/rules/sgd.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/targets.smk"
+# shared: the configuration used, the report's tables and landing page, the README gallery
+include: "workflow/rules/shared.smk"
 
 
 rule all:

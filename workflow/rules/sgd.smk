@@ -1,6 +1,12 @@
 # Experiment 6 (sgd): shuffled PLDP-SGD accuracy vs central eps, per accounting method.
 
 
+SGD_RESOURCES = dict(
+    mem_mb=lambda wc: 2000 if config["sgd"]["dataset"] == "digits" else 12000,
+    runtime=lambda wc: 30 if config["sgd"]["dataset"] == "digits" else 600,
+)
+
+
 # Per-job tables: one job per randomizer x budget profile x model x accounting method (the
 # local-only reference included), each calibrating and training every target eps; plus one
 # non-private run per model.
@@ -12,10 +18,7 @@ SGD_RUNS = [
     for m in list(config["sgd"]["methods"])
     + [x for x in config["sgd"]["references"] if x != "nonprivate"]
 ] + (
-    [
-        results_path(f"sgd/runs/nonprivate/{mdl}.csv")
-        for mdl in config["sgd"]["models"]
-    ]
+    [results_path(f"sgd/runs/nonprivate/{mdl}.csv") for mdl in config["sgd"]["models"]]
     if "nonprivate" in config["sgd"]["references"]
     else []
 )
@@ -149,3 +152,9 @@ rule plot_sgd:
         runtime=5,
     script:
         "../scripts/plot_sgd.py"
+
+
+rule sgd:
+    input:
+        experiment_outputs("sgd"),
+    localrule: True

@@ -1,12 +1,15 @@
-"""The declared schema of every table the workflow writes, and the one validating reader.
+"""The schema of every table the workflow writes, and the one validating reader.
 
-Every table has a *kind*: ``bounds_vs_n``, ``gdp_validity``, ``personalized``,
-``personalized_validity``, ``runtime``,
-``mean_estimation``, ``frequency_estimation``, ``sgd`` (the tidy tables the figures are drawn
+Every table has a *kind*: the name of its experiment in the manifest (:mod:`wfmanifest`:
+``bounds_vs_n``, ``gdp_validity``, ``personalized``, ``personalized_validity``, ``runtime``,
+``mean_estimation``, ``frequency_estimation``, ``sgd``; the tidy tables the figures are drawn
 from) and ``<kind>.piece`` (the per-job tables a ``collect_*`` rule concatenates into
-``<kind>``).  :data:`TABLES` below declares, for each kind, every column with its type
-(number, integer, boolean, string, identifier or one of a fixed set of values), whether it
-must be present (``optional=False``) and whether its cells may be empty (``nullable=True``).
+``<kind>``).  The columns of a kind are declared once, beside the code that writes its rows
+(``Experiment.columns`` of the manifest names the declaration: ``BOUNDS_VS_N_TABLE`` in
+``shuffledp.experiments.grids``, ``RUNTIME_TABLE`` in ``time_bounds.py``, ...): every column
+with its type (number, integer, boolean, string, identifier or one of a fixed set of values),
+whether it must be present (``optional=False``) and whether its cells may be empty
+(``nullable=True``); :data:`TABLES` gathers them (imported when first used).
 
 :func:`read_table` is the only way workflow scripts read a table.  It raises
 :class:`TableError` (a ``ValueError``) with one line naming the file, the column and the first
@@ -15,23 +18,38 @@ header's width, a required column is missing, an undeclared column appears, or a
 parse as its column's type.  :func:`concat` reads the pieces of one kind and concatenates them.
 
 **Adding a column** (e.g. a new diagnostic written by a ``compute_*`` script): add a
-``C(name, type, ...)`` to the kind's entry in ``_TABLES`` below (a diagnostic of the bound
-evaluations written by ``compare_bounds`` rows, like ``vacuous``, goes into
-``_BOUND_DIAGNOSTICS``, shared by bounds_vs_n and personalized; gdp_validity lists its own).
-Use ``optional=True`` when some jobs (or tables written before the change) do not have the
-column at all, ``nullable=True`` when its cells may be empty; allowed values go into
-``values=`` of a ``CHOICE`` column.  Pieces share the columns of their kind.
+``col(name, type, ...)`` to the declaration of its kind, beside the code that writes it (a
+diagnostic of the bound evaluations written by ``evaluation_rows``, like ``vacuous``, goes into
+``_BOUND_DIAGNOSTICS`` of ``shuffledp.experiments.grids``, shared by bounds_vs_n and
+personalized; gdp_validity lists its own).  Use ``optional=True`` when some jobs (or tables
+written before the change) do not have the column at all, ``nullable=True`` when its cells may
+be empty; allowed values go into ``values=`` of a ``CHOICE`` column.  Pieces share the columns
+of their kind; the columns constant within a piece are ``Experiment.pieces``.
 
 Scripts run under Snakemake's ``script:`` directive, so no ``from __future__`` import here.
 """
 
 import csv
+import importlib
 import io
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+
+import wfmanifest
+
+from shuffledp.experiments._columns import (
+    BOOLEAN,
+    CHOICE,
+    IDENTIFIER,
+    INTEGER,
+    NUMBER,
+    Column,
+    Columns,
+)
+from shuffledp.experiments._columns import TYPES as _TYPES  # noqa: F401  (the column types)
 
 __all__ = [
     "Column",
@@ -44,32 +62,7 @@ __all__ = [
     "concat",
 ]
 
-# Column types.
-NUMBER = "number"  # a float: 1, 1.5, 1e-06, inf; empty (or nan) is null
-INTEGER = "integer"  # 1000 (or 1000.0, as pandas writes an integer column holding empties)
-BOOLEAN = "boolean"  # True / False (any case)
-STRING = "string"  # any text
-IDENTIFIER = "identifier"  # a method / mechanism name: [a-z][a-z0-9_]*
-CHOICE = "choice"  # one of Column.values
-_TYPES = (NUMBER, INTEGER, BOOLEAN, STRING, IDENTIFIER, CHOICE)
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
-
-
-@dataclass(frozen=True)
-class Column:
-    """A declared column: ``optional`` = may be absent, ``nullable`` = cells may be empty."""
-
-    name: str
-    type: str
-    nullable: bool = False
-    optional: bool = False
-    values: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        if self.type not in _TYPES:
-            raise ValueError(f"column {self.name!r}: unknown type {self.type!r}")
-        if (self.type == CHOICE) != bool(self.values):
-            raise ValueError(f"column {self.name!r}: values go with (only) type {CHOICE!r}")
 
 
 @dataclass(frozen=True)
@@ -78,7 +71,8 @@ class TableSchema:
 
     ``ok_requires``: columns that must not be empty on rows with ``status == "ok"``;
     ``constant``: columns holding a single value in the whole table (a job's piece);
-    ``min_rows``: fewer data rows is an error (a job always writes rows).
+    ``min_rows``: fewer data rows is an error (a job always writes rows);
+    ``declared_in``: where the columns are declared (``module.NAME``).
     """
 
     kind: str
@@ -86,6 +80,7 @@ class TableSchema:
     ok_requires: tuple[str, ...] = ()
     constant: tuple[str, ...] = ()
     min_rows: int = 1
+    declared_in: str = ""
 
     def __post_init__(self):
         names = [c.name for c in self.columns]
@@ -110,223 +105,57 @@ class TableError(ValueError):
     """A table does not match its declared schema (one line, naming the file)."""
 
 
-def C(name, type, *, nullable=False, optional=False, values=()):
-    """Shorthand for a :class:`Column` in the declarations below."""
-    return Column(name, type, nullable=nullable, optional=optional, values=tuple(values))
+def declared_columns(reference: str) -> Columns:
+    """The :class:`~shuffledp.experiments._columns.Columns` named by ``"module:NAME"``."""
+    module, _, name = reference.partition(":")
+    decl = getattr(importlib.import_module(module), name)
+    if not isinstance(decl, Columns):
+        raise TypeError(f"{reference} is not a Columns declaration")
+    return decl
 
 
-STATUS = ("ok", "not_applicable")
-BOUND_KINDS = ("approximate", "upper", "lower")
-UTILITY_KINDS = (*BOUND_KINDS, "reference")
-SGD_KINDS = (*BOUND_KINDS, "nonprivate")
+def _schemas(experiment: wfmanifest.Experiment) -> dict[str, TableSchema]:
+    """The schema of the experiment's table, and of its pieces when it has some."""
+    decl = declared_columns(experiment.columns)
+    where = experiment.columns.replace(":", ".")
+    out = {experiment.name: TableSchema(experiment.name, decl.columns,
+                                        ok_requires=decl.ok_requires, declared_in=where)}
+    if experiment.pieces:
+        kind = f"{experiment.name}.piece"
+        out[kind] = TableSchema(kind, decl.columns, ok_requires=decl.ok_requires,
+                                constant=experiment.pieces, declared_in=where)
+    return out
 
-# Result columns shared by the tables of bound evaluations (bounds_vs_n, gdp_validity,
-# personalized): eps and seconds are empty when the bound does not apply (status
-# not_applicable, with the reason).
-_BOUND_RESULT = (
-    C("method", IDENTIFIER),
-    C("kind", CHOICE, values=BOUND_KINDS),
-    C("eps", NUMBER, nullable=True),
-    C("seconds", NUMBER, nullable=True),
-)
-# Diagnostics of compare_bounds rows: written only when some row has them (optional), empty
-# on the rows without them (nullable).  below_lower: empty when not checked; vacuous: the
-# bound certifies no amplification.
-_BOUND_DIAGNOSTICS = (
-    C("expected_clones", NUMBER, nullable=True, optional=True),
-    C("clt_ok", BOOLEAN, nullable=True, optional=True),
-    C("reduced_to_identical", BOOLEAN, nullable=True, optional=True),
-    C("below_lower", BOOLEAN, nullable=True, optional=True),
-    C("vacuous", BOOLEAN, nullable=True, optional=True),
-)
 
-_UTILITY = (
-    C("method", IDENTIFIER),
-    C("kind", CHOICE, values=UTILITY_KINDS),
-    C("sweep", CHOICE, values=("n", "eps")),
-    C("target_eps", NUMBER),
-    C("delta", NUMBER),
-    C("profile", STRING),
-    C("n", INTEGER),
-    C("mechanism", IDENTIFIER),
-    # empty for central_laplace and for rows that are not applicable
-    C("scale", NUMBER, nullable=True),
-    C("eps0", NUMBER, nullable=True),
-    C("eps_local_mean", NUMBER, nullable=True),
-    C("bound_eps", NUMBER, nullable=True),
-    C("capped", BOOLEAN, nullable=True),
-    C("covered", BOOLEAN, nullable=True),
-    C("mse", NUMBER, nullable=True),
-    C("mse_ci_low", NUMBER, nullable=True),
-    C("mse_ci_high", NUMBER, nullable=True),
-    C("mse_theory", NUMBER, nullable=True),
-    C("reps", INTEGER),
-    C("seed", INTEGER),
-    C("status", CHOICE, values=STATUS),
-    C("reason", STRING, nullable=True),
-    C("seconds", NUMBER, nullable=True),
-)
+class _Tables(Mapping):
+    """Every table kind -> its schema: the kinds of the manifest, then their pieces; each
+    declaration is imported when first used (``time_bounds.py``, which declares the runtime
+    columns, imports this module)."""
 
-_TABLES = (
-    TableSchema(
-        "bounds_vs_n",
-        (
-            C("n", INTEGER),
-            C("eps0", NUMBER),
-            C("delta", NUMBER),
-            *_BOUND_RESULT,
-            C("status", CHOICE, values=STATUS),
-            C("reason", STRING, nullable=True),
-            *_BOUND_DIAGNOSTICS,
-        ),
-        ok_requires=("eps", "seconds"),
-    ),
-    TableSchema(
-        "gdp_validity",
-        (
-            C("n", INTEGER),
-            C("eps0", NUMBER),
-            C("delta", NUMBER),
-            *_BOUND_RESULT,
-            C("status", CHOICE, values=STATUS),
-            C("reason", STRING, nullable=True),
-            C("expected_clones", NUMBER, nullable=True, optional=True),
-            C("clt_ok", BOOLEAN, nullable=True, optional=True),
-            # eps / the rr_exact eps of the cell; empty when either is not applicable
-            C("ratio_to_lower", NUMBER, nullable=True),
-            C("below_lower", BOOLEAN, nullable=True),
-            C("reduced_to_identical", BOOLEAN, nullable=True, optional=True),
-            C("vacuous", BOOLEAN, nullable=True, optional=True),
-        ),
-        ok_requires=("eps", "seconds"),
-    ),
-    TableSchema(
-        "personalized",
-        (
-            C("profile", STRING),
-            C("n", INTEGER),
-            C("delta0", NUMBER),
-            C("delta", NUMBER),
-            *_BOUND_RESULT,
-            C("seed", INTEGER),
-            C("status", CHOICE, values=STATUS),
-            C("reason", STRING, nullable=True),
-            *_BOUND_DIAGNOSTICS,
-        ),
-        ok_requires=("eps", "seconds"),
-    ),
-    TableSchema(
-        "personalized_validity",
-        (
-            C("profile", STRING),
-            C("randomizer", STRING),
-            C("n", INTEGER),
-            C("delta", NUMBER),
-            C("delta0", NUMBER),
-            C("method", IDENTIFIER),
-            C("variant", STRING, nullable=True),  # empty: the bound's defaults
-            C("kind", CHOICE, values=BOUND_KINDS),
-            C("covered", BOOLEAN),
-            C("eps", NUMBER, nullable=True),
-            # the best certified lower bound of the cell (empty when none applies)
-            C("lower_eps", NUMBER, nullable=True),
-            C("lower_method", STRING, nullable=True),
-            C("ratio_to_lower", NUMBER, nullable=True),
-            C("below_lower", BOOLEAN, nullable=True),
-            C("status", CHOICE, values=STATUS),
-            C("reason", STRING, nullable=True),
-            C("coverage", STRING, nullable=True),
-            C("seconds", NUMBER, nullable=True),
-            C("seed", INTEGER),
-        ),
-        ok_requires=("eps", "seconds"),
-    ),
-    TableSchema(
-        "runtime",
-        (
-            C("method", IDENTIFIER),
-            C("kind", CHOICE, values=BOUND_KINDS),
-            C("n", INTEGER),
-            C("profile", STRING),
-            C("delta", NUMBER),
-            C("eps", NUMBER, nullable=True),
-            C("seconds_min", NUMBER, nullable=True),
-            C("seconds_median", NUMBER, nullable=True),
-            C("repeats", INTEGER),
-            C("seed", INTEGER),
-            C("status", CHOICE, values=STATUS),
-            C("reason", STRING, nullable=True),
-        ),
-        ok_requires=("eps", "seconds_min", "seconds_median"),
-    ),
-    TableSchema("mean_estimation", _UTILITY, ok_requires=("mse", "mse_ci_low", "mse_ci_high")),
-    TableSchema(
-        "frequency_estimation", _UTILITY, ok_requires=("mse", "mse_ci_low", "mse_ci_high")
-    ),
-    TableSchema(
-        "sgd",
-        (
-            C("method", IDENTIFIER),
-            C("target_eps", NUMBER, nullable=True),  # empty for the nonprivate run
-            C("delta", NUMBER),
-            C("rounds", INTEGER),
-            C("randomizer", IDENTIFIER),
-            C("dataset", IDENTIFIER),
-            C("model", IDENTIFIER),
-            C("clip", NUMBER),
-            C("lr", NUMBER),
-            C("profile", STRING),
-            C("seed", INTEGER),
-            C("kind", CHOICE, values=SGD_KINDS),
-            C("local_eps_scale", NUMBER, nullable=True),
-            # written by runs that trained (not by a piece whose calibration failed)
-            C("eps_achieved", NUMBER, nullable=True, optional=True),
-            C("local_eps_max", NUMBER, nullable=True, optional=True),  # not nonprivate
-            C("local_eps_mean", NUMBER, nullable=True, optional=True),  # not nonprivate
-            C("capped", BOOLEAN, nullable=True, optional=True),  # not nonprivate
-            # distinct per-round local eps trained with, and them (';'-separated, <= 16)
-            C("budget_levels", INTEGER, nullable=True, optional=True),
-            C("local_eps_levels", STRING, nullable=True, optional=True),
-            C("status", CHOICE, values=STATUS),
-            C("reason", STRING, nullable=True),
-            C("accuracy", NUMBER, nullable=True),
-            C("train_accuracy", NUMBER, nullable=True, optional=True),
-            C("n_users", INTEGER, nullable=True, optional=True),
-            C("n_params", INTEGER, nullable=True, optional=True),
-            C("seconds", NUMBER, nullable=True, optional=True),
-            # accuracy of predicting the most frequent test class
-            C("chance", NUMBER, nullable=True, optional=True),
-        ),
-        ok_requires=("accuracy",),
-    ),
-)
+    def __init__(self) -> None:
+        self._kinds = [e.name for e in wfmanifest.EXPERIMENTS]
+        self._kinds += [f"{e.name}.piece" for e in wfmanifest.EXPERIMENTS if e.pieces]
+        self._loaded: dict[str, TableSchema] = {}
 
-# The per-job pieces a collect_* rule concatenates: same columns as the tidy table, and the
-# job's own coordinate constant within the piece.
-_PIECE_CONSTANT = {
-    "bounds_vs_n": ("eps0",),  # compute_bounds_vs_n: one eps0
-    "gdp_validity": ("n",),  # compute_gdp_validity: one n
-    "personalized": ("profile",),  # compute_personalized: one profile
-    "personalized_validity": ("randomizer",),  # compute_personalized_validity: one randomizer
-    "mean_estimation": ("method",),  # simulate_mean: one method
-    "frequency_estimation": ("method",),  # simulate_frequency: one method
-    # train_sgd: one method, randomizer, budget profile and model (every target eps)
-    "sgd": ("method", "randomizer", "profile", "model"),
-}
+    def __getitem__(self, kind: str) -> TableSchema:
+        if kind not in self._loaded:
+            if kind not in self._kinds:
+                raise KeyError(kind)
+            self._loaded.update(_schemas(wfmanifest.get(kind.removesuffix(".piece"))))
+        return self._loaded[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __repr__(self) -> str:
+        return f"TABLES({', '.join(self._kinds)})"
+
 
 #: Every declared table kind -> its schema.
-TABLES: dict[str, TableSchema] = {t.kind: t for t in _TABLES}
-TABLES.update(
-    {
-        f"{kind}.piece": TableSchema(
-            f"{kind}.piece",
-            TABLES[kind].columns,
-            ok_requires=TABLES[kind].ok_requires,
-            constant=constant,
-        )
-        for kind, constant in _PIECE_CONSTANT.items()
-    }
-)
+TABLES: Mapping[str, TableSchema] = _Tables()
 
 
 def schema(kind: str) -> TableSchema:
@@ -474,7 +303,8 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
         hint = (
             f"; its columns are those of a {_names(other)} table"
             if other
-            else "; new columns are declared in workflow/scripts/table_schemas.py"
+            else f"; new columns are declared in {sch.declared_in} (read by "
+            "workflow/scripts/table_schemas.py)"
             if extra
             else ""
         )

@@ -18,6 +18,38 @@ from wfutils import get_logger, snakemake_kwargs, write_table
 
 from shuffledp import ParameterRegimeError, clear_caches, get_bound
 from shuffledp.experiments import draw_budgets
+from shuffledp.experiments._columns import (
+    BOUND_KINDS,
+    CHOICE,
+    IDENTIFIER,
+    INTEGER,
+    NUMBER,
+    STATUS,
+    STRING,
+    Columns,
+    col,
+)
+
+#: Columns of the runtime table (the rows written below), with their types (the workflow
+#: validates the table against them): seconds of each bound at each n, empty when the bound
+#: does not apply (status not_applicable, with the reason).
+RUNTIME_TABLE = Columns(
+    (
+        col("method", IDENTIFIER),
+        col("kind", CHOICE, values=BOUND_KINDS),
+        col("n", INTEGER),
+        col("profile", STRING),
+        col("delta", NUMBER),
+        col("eps", NUMBER, nullable=True),
+        col("seconds_min", NUMBER, nullable=True),
+        col("seconds_median", NUMBER, nullable=True),
+        col("repeats", INTEGER),
+        col("seed", INTEGER),
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+    ),
+    ok_requires=("eps", "seconds_min", "seconds_median"),
+)
 
 
 def main(*, inputs, outputs, params, log=None):

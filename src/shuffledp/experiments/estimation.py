@@ -47,6 +47,18 @@ from shuffledp.bounds import get_bound, list_bounds
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.estimators import mse_summary, run_protocol
+from shuffledp.experiments._columns import (
+    BOOLEAN,
+    BOUND_KINDS,
+    CHOICE,
+    IDENTIFIER,
+    INTEGER,
+    NUMBER,
+    STATUS,
+    STRING,
+    Columns,
+    col,
+)
 from shuffledp.experiments.memo import CalibrationMemo
 from shuffledp.experiments.references import (
     CENTRAL_LAPLACE,
@@ -91,12 +103,40 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Columns of a utility table (``mean_estimation`` / ``frequency_estimation``), in order.
-ESTIMATION_COLUMNS = [
-    "method", "kind", "sweep", "target_eps", "delta", "profile", "n", "mechanism", "scale",
-    "eps0", "eps_local_mean", "bound_eps", "capped", "covered", "mse", "mse_ci_low",
-    "mse_ci_high", "mse_theory", "reps", "seed", "status", "reason", "seconds",
-]
+#: Columns of a utility table (``mean_estimation`` / ``frequency_estimation``), in order, with
+#: their types (the workflow validates the tables against them); ``kind`` is a bound's kind or
+#: ``reference``; empty ``scale``, ``eps0``, ... for ``central_laplace`` and for rows that are
+#: not applicable.
+ESTIMATION_TABLE = Columns(
+    (
+        col("method", IDENTIFIER),
+        col("kind", CHOICE, values=(*BOUND_KINDS, "reference")),
+        col("sweep", CHOICE, values=("n", "eps")),
+        col("target_eps", NUMBER),
+        col("delta", NUMBER),
+        col("profile", STRING),
+        col("n", INTEGER),
+        col("mechanism", IDENTIFIER),
+        col("scale", NUMBER, nullable=True),
+        col("eps0", NUMBER, nullable=True),
+        col("eps_local_mean", NUMBER, nullable=True),
+        col("bound_eps", NUMBER, nullable=True),
+        col("capped", BOOLEAN, nullable=True),
+        col("covered", BOOLEAN, nullable=True),
+        col("mse", NUMBER, nullable=True),
+        col("mse_ci_low", NUMBER, nullable=True),
+        col("mse_ci_high", NUMBER, nullable=True),
+        col("mse_theory", NUMBER, nullable=True),
+        col("reps", INTEGER),
+        col("seed", INTEGER),
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+        col("seconds", NUMBER, nullable=True),
+    ),
+    ok_requires=("mse", "mse_ci_low", "mse_ci_high"),
+)
+#: Names of the :data:`ESTIMATION_TABLE` columns, in order.
+ESTIMATION_COLUMNS = ESTIMATION_TABLE.names
 
 Progress = Callable[[int, int], Any]
 #: Option names that make a bound mechanism-aware (its value: the mechanism's randomizer spec).

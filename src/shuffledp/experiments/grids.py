@@ -27,6 +27,18 @@ from typing import Any
 
 from shuffledp.budgets import BudgetProfile
 from shuffledp.compare import Evaluation, compare_bounds
+from shuffledp.experiments._columns import (
+    BOOLEAN,
+    BOUND_KINDS,
+    CHOICE,
+    IDENTIFIER,
+    INTEGER,
+    NUMBER,
+    STATUS,
+    STRING,
+    Columns,
+    col,
+)
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed
 from shuffledp.experiments.sweeps import as_list, draw_budgets, profile_list
@@ -44,6 +56,74 @@ PERSONALIZED_COLUMNS = ["profile", "n", "delta0", "delta", "method", "kind", "ep
 GDP_VALIDITY_METHODS = ("gdp", "rr_exact", "clones")
 _LOWER = "rr_exact"
 _DIAGNOSTICS = ("expected_clones", "clt_ok", "reduced_to_identical")
+
+# The tables of the bound grids, as the workflow validates them (shuffledp.experiments._columns).
+# Result columns of every bound evaluation (evaluation_rows): eps and seconds are empty when
+# the bound does not apply (status not_applicable, with the reason).
+_BOUND_RESULT = (
+    col("method", IDENTIFIER),
+    col("kind", CHOICE, values=BOUND_KINDS),
+    col("eps", NUMBER, nullable=True),
+    col("seconds", NUMBER, nullable=True),
+)
+# Diagnostics of evaluation_rows: written only when some row has them (optional), empty on
+# the rows without them (nullable).  below_lower: empty when not checked; vacuous: the bound
+# certifies no amplification.
+_BOUND_DIAGNOSTICS = (
+    col("expected_clones", NUMBER, nullable=True, optional=True),
+    col("clt_ok", BOOLEAN, nullable=True, optional=True),
+    col("reduced_to_identical", BOOLEAN, nullable=True, optional=True),
+    col("below_lower", BOOLEAN, nullable=True, optional=True),
+    col("vacuous", BOOLEAN, nullable=True, optional=True),
+)
+#: Columns of the bounds_vs_n table (:func:`bounds_vs_n_rows`).
+BOUNDS_VS_N_TABLE = Columns(
+    (
+        col("n", INTEGER),
+        col("eps0", NUMBER),
+        col("delta", NUMBER),
+        *_BOUND_RESULT,
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+        *_BOUND_DIAGNOSTICS,
+    ),
+    ok_requires=("eps", "seconds"),
+)
+#: Columns of the gdp_validity table (:func:`gdp_validity_rows`).
+GDP_VALIDITY_TABLE = Columns(
+    (
+        col("n", INTEGER),
+        col("eps0", NUMBER),
+        col("delta", NUMBER),
+        *_BOUND_RESULT,
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+        col("expected_clones", NUMBER, nullable=True, optional=True),
+        col("clt_ok", BOOLEAN, nullable=True, optional=True),
+        # eps / the rr_exact eps of the cell; empty when either is not applicable
+        col("ratio_to_lower", NUMBER, nullable=True),
+        col("below_lower", BOOLEAN, nullable=True),
+        col("reduced_to_identical", BOOLEAN, nullable=True, optional=True),
+        col("vacuous", BOOLEAN, nullable=True, optional=True),
+    ),
+    ok_requires=("eps", "seconds"),
+)
+#: Columns of the personalized table (:func:`personalized_rows`; a job writes the
+#: :data:`PERSONALIZED_COLUMNS` of them, in that order).
+PERSONALIZED_TABLE = Columns(
+    (
+        col("profile", STRING),
+        col("n", INTEGER),
+        col("delta0", NUMBER),
+        col("delta", NUMBER),
+        *_BOUND_RESULT,
+        col("seed", INTEGER),
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+        *_BOUND_DIAGNOSTICS,
+    ),
+    ok_requires=("eps", "seconds"),
+)
 
 
 def evaluation_rows(evals: Sequence[Evaluation], *, missing: Any = None,

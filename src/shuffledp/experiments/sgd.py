@@ -41,6 +41,18 @@ from typing import Any
 
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.experiments._columns import (
+    BOOLEAN,
+    BOUND_KINDS,
+    CHOICE,
+    IDENTIFIER,
+    INTEGER,
+    NUMBER,
+    STATUS,
+    STRING,
+    Columns,
+    col,
+)
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed, rng_for, seed_int
 from shuffledp.experiments.sweeps import IDENTICAL, draw_budgets
@@ -66,6 +78,44 @@ SGD_DEFAULTS: Mapping[str, Any] = {
 #: The workflow's grid keys (lists in the ``sgd`` config section) and the key of one job.
 GRID_KEYS: Mapping[str, str] = {"randomizers": "randomizer", "profiles": "profile",
                                 "models": "model"}
+
+#: Columns of the SGD table (the rows of :func:`run_sgd`), in the workflow's order, with their
+#: types (the workflow validates the tables against them).
+SGD_TABLE = Columns(
+    (
+        col("method", IDENTIFIER),
+        col("target_eps", NUMBER, nullable=True),  # empty for the nonprivate run
+        col("delta", NUMBER),
+        col("rounds", INTEGER),
+        col("randomizer", IDENTIFIER),
+        col("dataset", IDENTIFIER),
+        col("model", IDENTIFIER),
+        col("clip", NUMBER),
+        col("lr", NUMBER),
+        col("profile", STRING),
+        col("seed", INTEGER),
+        col("kind", CHOICE, values=(*BOUND_KINDS, NONPRIVATE)),
+        col("local_eps_scale", NUMBER, nullable=True),
+        # written by runs that trained (not by a job whose calibration failed)
+        col("eps_achieved", NUMBER, nullable=True, optional=True),
+        col("local_eps_max", NUMBER, nullable=True, optional=True),  # not nonprivate
+        col("local_eps_mean", NUMBER, nullable=True, optional=True),  # not nonprivate
+        col("capped", BOOLEAN, nullable=True, optional=True),  # not nonprivate
+        # distinct per-round local eps trained with, and them (';'-separated, <= 16)
+        col("budget_levels", INTEGER, nullable=True, optional=True),
+        col("local_eps_levels", STRING, nullable=True, optional=True),
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+        col("accuracy", NUMBER, nullable=True),
+        col("train_accuracy", NUMBER, nullable=True, optional=True),
+        col("n_users", INTEGER, nullable=True, optional=True),
+        col("n_params", INTEGER, nullable=True, optional=True),
+        col("seconds", NUMBER, nullable=True, optional=True),
+        # accuracy of predicting the most frequent test class
+        col("chance", NUMBER, nullable=True, optional=True),
+    ),
+    ok_requires=("accuracy",),
+)
 
 
 def job_config(section: Mapping[str, Any], *, randomizer: str, profile: str,

@@ -37,6 +37,18 @@ from typing import Any
 from shuffledp.bounds import get_bound, list_bounds
 from shuffledp.compare import InconsistentBoundsError
 from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.experiments._columns import (
+    BOOLEAN,
+    BOUND_KINDS,
+    CHOICE,
+    IDENTIFIER,
+    INTEGER,
+    NUMBER,
+    STATUS,
+    STRING,
+    Columns,
+    col,
+)
 from shuffledp.experiments.estimation import Progress, check_progress
 from shuffledp.experiments.seeding import check_seed
 from shuffledp.experiments.sweeps import as_list, check_names, draw_budgets, profile_list
@@ -48,10 +60,35 @@ __all__ = ["VALIDITY_COLUMNS", "validity_rows", "bound_variants", "randomizer_ta
 
 log = logging.getLogger(__name__)
 
-#: Columns of the personalized validity table, in order.
-VALIDITY_COLUMNS = ["profile", "randomizer", "n", "delta", "delta0", "method", "variant",
-                    "kind", "covered", "eps", "lower_eps", "lower_method", "ratio_to_lower",
-                    "below_lower", "status", "reason", "coverage", "seconds", "seed"]
+#: Columns of the personalized validity table, in order, with their types (the workflow
+#: validates the table against them).
+VALIDITY_TABLE = Columns(
+    (
+        col("profile", STRING),
+        col("randomizer", STRING),
+        col("n", INTEGER),
+        col("delta", NUMBER),
+        col("delta0", NUMBER),
+        col("method", IDENTIFIER),
+        col("variant", STRING, nullable=True),  # empty: the bound's defaults
+        col("kind", CHOICE, values=BOUND_KINDS),
+        col("covered", BOOLEAN),
+        col("eps", NUMBER, nullable=True),
+        # the best certified lower bound of the cell (empty when none applies)
+        col("lower_eps", NUMBER, nullable=True),
+        col("lower_method", STRING, nullable=True),
+        col("ratio_to_lower", NUMBER, nullable=True),
+        col("below_lower", BOOLEAN, nullable=True),
+        col("status", CHOICE, values=STATUS),
+        col("reason", STRING, nullable=True),
+        col("coverage", STRING, nullable=True),
+        col("seconds", NUMBER, nullable=True),
+        col("seed", INTEGER),
+    ),
+    ok_requires=("eps", "seconds"),
+)
+#: Names of the :data:`VALIDITY_TABLE` columns, in order.
+VALIDITY_COLUMNS = VALIDITY_TABLE.names
 #: Relative tolerance of "below the lower bound" (both are rounded to their safe sides).
 RTOL = 1e-6
 

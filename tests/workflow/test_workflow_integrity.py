@@ -13,7 +13,7 @@ import pytest
 import table_schemas as tables  # workflow/scripts (on sys.path via conftest)
 from table_schemas import TABLES, TableError, read_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "workflow" / "scripts"
 RULES = ROOT / "workflow" / "rules"
 

@@ -15,7 +15,7 @@ import yaml
 
 import shuffledp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
 
 

@@ -18,25 +18,17 @@ import sys
 from pathlib import Path
 
 import pytest
+import wfmanifest  # workflow/scripts (on sys.path via conftest)
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG_FILES = {
     "quick": "config/config.yaml",
     "paper": "config/paper.yaml",
     "paper_full": "config/paper_full.yaml",
     "test": ".test/config/config.yaml",
 }
-EXPERIMENTS = [
-    "bounds_vs_n",
-    "gdp_validity",
-    "personalized",
-    "personalized_validity",
-    "runtime",
-    "mean_estimation",
-    "frequency_estimation",
-    "sgd",
-]
+EXPERIMENTS = wfmanifest.names()  # bounds_vs_n, gdp_validity, ..., sgd (test_wfmanifest.py)
 PATH_FIELDS = ("output", "log", "benchmark")
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 import figstyle  # noqa: E402
@@ -396,7 +396,7 @@ def test_the_report_description_includes_the_landing_page_and_scales_figures():
     text = (ROOT / "workflow" / "report" / "workflow.rst").read_text()
     assert ".. include:: results/{{ snakemake.config[\"run\"] }}/report/landing.rst" in text
     assert "max-width: 100%" in text
-    smk = (ROOT / "workflow" / "rules" / "figures.smk").read_text()
+    smk = (ROOT / "workflow" / "scripts" / "wfmanifest.py").read_text()
     for name in ("bounds_vs_n", "gdp_validity", "personalized", "mean_estimation",
                  "frequency_estimation", "sgd", "runtime"):
         assert f'("{name}", ' in smk  # every main figure is on the landing page

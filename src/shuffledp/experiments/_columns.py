@@ -1,0 +1,92 @@
+"""Column declarations of the experiment tables: pure data, no I/O.
+
+Each function of :mod:`shuffledp.experiments` that returns table rows declares the columns
+of its table beside it (``BOUNDS_VS_N_TABLE`` in :mod:`~shuffledp.experiments.grids`,
+``ESTIMATION_TABLE`` in :mod:`~shuffledp.experiments.estimation`, ...) as a :class:`Columns`:
+every column with its type, whether it may be absent (``optional``) and whether its cells may
+be empty (``nullable``).  The workflow validates every table it reads against these
+declarations (``workflow/scripts/table_schemas.py``); the library itself never reads a table.
+
+Column types: ``number`` (a float; empty or nan is null), ``integer``, ``boolean``,
+``string``, ``identifier`` (a method or mechanism name, ``[a-z][a-z0-9_]*``) and ``choice``
+(one of ``values``).
+
+>>> t = Columns((Column("method", IDENTIFIER), Column("eps", NUMBER, nullable=True)))
+>>> t.names, t.required
+(['method', 'eps'], ['method', 'eps'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["NUMBER", "INTEGER", "BOOLEAN", "STRING", "IDENTIFIER", "CHOICE", "TYPES",
+           "STATUS", "BOUND_KINDS", "Column", "Columns", "col"]
+
+NUMBER = "number"  # a float: 1, 1.5, 1e-06, inf; empty (or nan) is null
+INTEGER = "integer"  # 1000 (or 1000.0, as pandas writes an integer column holding empties)
+BOOLEAN = "boolean"  # True / False (any case)
+STRING = "string"  # any text
+IDENTIFIER = "identifier"  # a method / mechanism name: [a-z][a-z0-9_]*
+CHOICE = "choice"  # one of Column.values
+#: Every column type.
+TYPES = (NUMBER, INTEGER, BOOLEAN, STRING, IDENTIFIER, CHOICE)
+
+#: Values of every table's ``status`` column.
+STATUS = ("ok", "not_applicable")
+#: Values of a bound's ``kind`` (:class:`shuffledp.bounds.BoundInfo`).
+BOUND_KINDS = ("approximate", "upper", "lower")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A declared column: ``optional`` = may be absent, ``nullable`` = cells may be empty."""
+
+    name: str
+    type: str
+    nullable: bool = False
+    optional: bool = False
+    values: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"column {self.name!r}: unknown type {self.type!r}")
+        if (self.type == CHOICE) != bool(self.values):
+            raise ValueError(f"column {self.name!r}: values go with (only) type {CHOICE!r}")
+
+
+def col(name: str, type: str, *, nullable: bool = False, optional: bool = False,
+        values: Iterable[str] = ()) -> Column:
+    """Shorthand for a :class:`Column` in the declarations."""
+    return Column(name, type, nullable=nullable, optional=optional, values=tuple(values))
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns of one table, in order; ``ok_requires``: columns that must not be empty on
+    rows with ``status == "ok"``."""
+
+    columns: tuple[Column, ...]
+    ok_requires: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        unknown = sorted(set(self.ok_requires) - set(names))
+        if dup or unknown:
+            raise ValueError(f"columns: duplicate {dup} / undeclared {unknown}")
+
+    @property
+    def names(self) -> list[str]:
+        """Every column name, in order."""
+        return [c.name for c in self.columns]
+
+    @property
+    def required(self) -> list[str]:
+        """The names of the columns that must be present (not ``optional``)."""
+        return [c.name for c in self.columns if not c.optional]
+
+    def column(self, name: str) -> Column:
+        """The column ``name``."""
+        return next(c for c in self.columns if c.name == name)

@@ -1,0 +1,389 @@
+"""Validation of the workflow configuration, before any job runs: short messages, one line each.
+
+``workflow/rules/common.smk`` calls :func:`validate_config` on Snakemake's ``config`` (the
+config files merged with ``--config`` overrides) and raises :class:`ConfigError` with
+:func:`format_config_problems` of the lines it returns.  The checks, in order (the first stage
+with a problem stops):
+
+1. the JSON schema ``config/schema.yaml`` (:func:`config_problems`: every violation as one
+   line naming the key path, the value and the constraint; an unknown key with the closest
+   valid one);
+2. filling in the schema's defaults (``fill_defaults``: Snakemake's ``validate`` in the
+   workflow, :func:`fill_defaults` here);
+3. what the schema cannot express (:func:`cross_check_problems`): bound names of the registry,
+   bound options, budget profile specs and the profiles each experiment names
+   (:func:`wfmanifest.profile_references`), and the experiments' own cross-key checks.
+
+:func:`report_problems` checks, for ``snakemake --report``, that the configuration given is
+the one that produced the results.
+
+Importable without Snakemake (tests: ``tests/workflow/test_wfconfig.py``); no ``from
+__future__`` import (the modules of workflow/scripts share the scripts' rule).
+"""
+
+import difflib
+import os
+from collections.abc import Callable, Mapping
+
+import jsonschema
+import numpy as np
+import yaml
+from wfmanifest import EXPERIMENTS, experiment_config, figures, profile_references
+
+import shuffledp
+from shuffledp.errors import short_repr
+from shuffledp.experiments.profiles import profile_from_spec
+from shuffledp.families import get_family
+
+__all__ = [
+    "MAX_CONFIG_PROBLEMS",
+    "ConfigError",
+    "load_schema",
+    "coerce_numbers",
+    "prepare_config",
+    "key_path",
+    "unknown_key_message",
+    "schema_error_lines",
+    "config_problems",
+    "fill_defaults",
+    "defaults_problems",
+    "cross_check_problems",
+    "validate_config",
+    "format_config_problems",
+    "first_difference",
+    "report_problems",
+]
+
+MAX_CONFIG_PROBLEMS = 5  # config errors reported at once (one line each)
+
+
+class ConfigError(ValueError):
+    """An invalid configuration: a few lines, raised before any job runs."""
+
+
+def load_schema(path: str | os.PathLike) -> dict:
+    """The JSON schema of the configuration (YAML file)."""
+    with open(path) as fh:
+        return yaml.safe_load(fh)
+
+
+def coerce_numbers(node):
+    """`--config key={...}` values arrive as strings (Snakemake parses nested values with
+    YAML's BaseLoader); turn numeric strings back into numbers before validation."""
+    if isinstance(node, dict):
+        return {k: coerce_numbers(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [coerce_numbers(v) for v in node]
+    if isinstance(node, str):
+        for parse in (int, float):
+            try:
+                return parse(node)
+            except ValueError:
+                pass
+        if node in ("true", "True", "false", "False"):
+            return node in ("true", "True")
+    return node
+
+
+def prepare_config(config: dict) -> None:
+    """In place: numbers from ``--config`` strings (:func:`coerce_numbers`), and a run folder
+    named by a number (``run: 2024``, ``--config run=2024``) as a name, not a number."""
+    config.update(coerce_numbers(dict(config)))
+    if type(config.get("run")) is int:
+        config["run"] = str(config["run"])
+
+
+def key_path(path) -> str:
+    """'bounds_vs_n.n[0]', "profiles['uniform_0.5_2'].low" for a jsonschema path."""
+    out = ""
+    for key in path:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif str(key).isidentifier():
+            out += f".{key}" if out else str(key)
+        else:
+            out += f"[{key!r}]"
+    return out
+
+
+def _where(path) -> str:
+    return f"config {key_path(path)}" if path else "config"
+
+
+def unknown_key_message(path, key, valid) -> str:
+    """One line for an unknown key, with the closest valid one (difflib)."""
+    valid = sorted(valid)
+    close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(valid)}"
+    return f"{_where(path)}: unknown key {short_repr(key)}; {hint}"
+
+
+def _summary(sub) -> str:
+    """A few words for a schema alternative (oneOf / anyOf)."""
+    if "const" in sub:
+        return repr(sub["const"])
+    if "enum" in sub:
+        return f"one of {short_repr(sub['enum'])}"
+    kind = sub.get("type", "a value")
+    if kind == "array" and isinstance(sub.get("items"), dict):
+        return f"a list of {sub['items'].get('type', 'item')}s"
+    return f"a {kind}" if isinstance(kind, str) else f"one of the types {kind}"
+
+
+_BOUNDS = {
+    "minimum": ">=",
+    "maximum": "<=",
+    "exclusiveMinimum": ">",
+    "exclusiveMaximum": "<",
+}
+
+
+def schema_error_lines(error: jsonschema.ValidationError) -> list[str]:
+    """Short lines for a jsonschema ValidationError: key path, value, constraint."""
+    path, value, keyword, limit = (
+        list(error.absolute_path),
+        error.instance,
+        error.validator,
+        error.validator_value,
+    )
+    if keyword == "additionalProperties" and limit is False and isinstance(value, dict):
+        props = error.schema.get("properties", {})
+        return [unknown_key_message(path, key, props) for key in value if key not in props]
+    if keyword in _BOUNDS:
+        constraint = f"must be {_BOUNDS[keyword]} {limit:g}"
+    elif keyword == "type":
+        constraint = f"must be of type {limit if isinstance(limit, str) else ' or '.join(limit)}"
+    elif keyword == "enum":
+        constraint = f"must be one of {', '.join(repr(v) for v in limit)}"
+    elif keyword == "const":
+        constraint = f"must be {limit!r}"
+    elif keyword in ("oneOf", "anyOf"):
+        constraint = f"must be {' or '.join(_summary(sub) for sub in limit)}"
+    elif keyword == "minItems":
+        constraint = f"must have at least {limit} item(s)"
+    elif keyword == "maxItems":
+        constraint = f"must have at most {limit} item(s)"
+    elif keyword == "pattern":
+        # a schema may say in words what its pattern means (x-hint, e.g. the run folder)
+        hint = error.schema.get("x-hint")
+        constraint = f"must be {hint} (schema: pattern)" if hint else f"must match {limit!r}"
+    elif keyword == "required":
+        missing = [k for k in limit if k not in value]
+        return [f"{_where(path)}: missing required key(s) {', '.join(missing)}"]
+    else:
+        constraint = f"must satisfy {keyword} {short_repr(limit)}"
+    # name the schema keyword of a numeric limit (minimum, exclusiveMaximum, ...)
+    named = f" (schema: {keyword} {limit:g})" if keyword in _BOUNDS else ""
+    return [f"{_where(path)} = {short_repr(value)}: {constraint}{named}"]
+
+
+def config_problems(cfg: Mapping, schema: Mapping) -> list[str]:
+    """Every violation of the JSON schema, one short line each."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
+    lines: list[str] = []
+    for err in errors:
+        lines += [ln for ln in schema_error_lines(err) if ln not in lines]
+    return lines
+
+
+def fill_defaults(cfg: dict, schema: Mapping) -> None:
+    """In place: the schema's defaults for every missing key, at every level (as Snakemake's
+    ``validate(config, schema, set_default=True)``); raises jsonschema.ValidationError."""
+    base = jsonschema.Draft202012Validator
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, sub):
+        for prop, subschema in properties.items():
+            if "default" in subschema:
+                instance.setdefault(prop, subschema["default"])
+        yield from validate_properties(validator, properties, instance, sub)
+
+    jsonschema.validators.extend(base, {"properties": set_defaults})(schema).validate(cfg)
+
+
+def defaults_problems(err: BaseException) -> list[str]:
+    """Lines for a failure of filling in the defaults (a default that breaks the schema): the
+    schema error it was caused by, else the first two lines of its message."""
+    cause = err if isinstance(err, jsonschema.ValidationError) else (
+        err.__cause__ or err.__context__)
+    if isinstance(cause, jsonschema.ValidationError):
+        return schema_error_lines(cause)
+    return [ln[:200] for ln in str(err).splitlines()[:2]]
+
+
+def _unknown_names(where, names, known, what) -> list[str]:
+    """Lines for names not in ``known`` (bounds, profiles, options), closest match each."""
+    lines = []
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"known: {', '.join(sorted(known)) or 'none'}"
+            )
+            lines.append(f"config {where}: {what} {short_repr(name)}; {hint}")
+    return lines
+
+
+def cross_check_problems(cfg: Mapping) -> list[str]:
+    """Cross-checks the JSON schema cannot express (registry names, profile references);
+    ``cfg`` has its defaults filled in."""
+    known = shuffledp.list_bounds()
+    lines = []
+    if cfg["methods"] != "all":
+        lines += _unknown_names("methods", cfg["methods"], known, "unknown bound")
+    for section in ("mean_estimation", "frequency_estimation"):
+        sec = cfg.get(section, {})
+        if sec.get("methods", "all") != "all":
+            lines += _unknown_names(f"{section}.methods", sec["methods"], known, "unknown bound")
+        for name, opts in sec.get("bound_options", {}).items():
+            if name not in known:
+                lines += _unknown_names(f"{section}.bound_options", [name], known,
+                                        "unknown bound")
+                continue
+            accepted = shuffledp.get_bound(name).info.options
+            lines += _unknown_names(f"{section}.bound_options.{name}", opts, accepted,
+                                    "unknown option")
+    rng = np.random.default_rng(0)
+    for name, spec in cfg["profiles"].items():
+        try:
+            profile_from_spec(spec, n=10, rng=rng)
+        except (KeyError, TypeError, ValueError) as err:
+            text = str(err).splitlines()[0] if str(err) else type(err).__name__
+            text = text if len(text) <= 160 else f"{text[:150]}..."
+            lines.append(f"config {key_path(['profiles', name])}: {text}")
+    defined = cfg["profiles"]
+    # the profiles each experiment names (wfmanifest: Experiment.profiles)
+    for where, name in profile_references(cfg):
+        lines += _unknown_names(where, [name], defined, "undefined profile")
+    if "gaussian" in cfg["sgd"].get("randomizers", []):
+        for name in cfg["sgd"].get("profiles", []):
+            groups = cfg["profiles"].get(name, {}).get("groups", [])
+            if any(len(g) > 2 and g[2] == 0 for g in groups):
+                lines.append(
+                    f"config profiles.{name}: a group with delta 0 cannot run the sgd "
+                    "gaussian randomizer (it needs every delta_i > 0; omit the group's "
+                    "delta to use sgd.delta0)"
+                )
+    bad_table_n = sorted(set(cfg["personalized"]["table_n"]) - set(cfg["personalized"]["n"]))
+    if bad_table_n:
+        lines.append(f"config personalized.table_n {bad_table_n} not in personalized.n")
+    for section in ("mean_estimation", "frequency_estimation"):
+        sec = cfg.get(section, {})
+        main = sec.get("main_mechanism", "")
+        if main and main not in sec.get("mechanisms", []):
+            lines.append(f"config {section}.main_mechanism {main!r} not in {section}.mechanisms")
+    val = cfg["personalized_validity"]
+    for i, spec in enumerate(val["randomizers"]):
+        try:
+            fam = get_family(spec)
+            if not fam.provides("cell_masses"):
+                raise ValueError(f"no window lower bound for {fam}")
+        except (TypeError, ValueError) as err:
+            lines.append(f"config personalized_validity.randomizers[{i}] = {spec!r}: {err}")
+    for i, spec in enumerate(val.get("main_randomizers", [])):
+        try:
+            get_family(spec)
+        except (TypeError, ValueError) as err:
+            lines.append(
+                f"config personalized_validity.main_randomizers[{i}] = {spec!r}: {err}"
+            )
+    lines += _unknown_names(
+        "personalized.main_profiles",
+        cfg["personalized"].get("main_profiles", []),
+        defined,
+        "undefined profile",
+    )
+    return lines
+
+
+def validate_config(
+    cfg: dict,
+    schema: Mapping,
+    *,
+    fill: Callable[[dict], None] | None = None,
+    fill_errors: tuple[type[BaseException], ...] = (jsonschema.ValidationError,),
+) -> list[str]:
+    """Validate and complete ``cfg`` in place; the problem lines of the first stage that has
+    any (empty: valid).  Stages: :func:`prepare_config`, :func:`config_problems`, ``fill``
+    (default :func:`fill_defaults` with ``schema``; its ``fill_errors`` become
+    :func:`defaults_problems`), :func:`cross_check_problems`."""
+    prepare_config(cfg)
+    problems = config_problems(cfg, schema)
+    if problems:
+        return problems
+    try:
+        if fill is None:
+            fill_defaults(cfg, schema)
+        else:
+            fill(cfg)
+    except fill_errors as err:
+        return defaults_problems(err)
+    return cross_check_problems(cfg)
+
+
+def format_config_problems(lines: list[str]) -> str:
+    """The message of a ConfigError: at most MAX_CONFIG_PROBLEMS lines and a pointer."""
+    shown = lines[:MAX_CONFIG_PROBLEMS]
+    if len(lines) > len(shown):
+        shown.append(f"... and {len(lines) - len(shown)} more")
+    shown.append("(every key is documented in config/schema.yaml)")
+    return "\n".join(shown)
+
+
+# --- snakemake --report: the configuration given is the one that produced the results -------
+
+
+def first_difference(old, new, where=""):
+    """'bounds_vs_n.delta: 1e-06 there, 1e-05 now' for the first differing key, or None."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new), key=str):
+            sub = f"{where}.{key}" if where else str(key)
+            if key not in old or key not in new:
+                return f"{sub} {'missing there' if key not in old else 'missing now'}"
+            diff = first_difference(old[key], new[key], sub)
+            if diff:
+                return diff
+        return None
+    if old != new:
+        return f"{where}: {short_repr(old)} there, {short_repr(new)} now"
+    return None
+
+
+def report_problems(cfg: Mapping, *, run: str, results: str) -> list[str]:
+    """For `snakemake --report`: the figure captions are rendered from the configuration
+    given to --report, so it must be the one that produced the figures.  One line per
+    experiment whose written configuration (``<results>/config_used/<name>.yaml``) differs,
+    or whose figures are older than it.
+    """
+    lines = []
+    for exp in EXPERIMENTS:
+        name = exp.name
+        path = f"{results}/config_used/{name}.yaml"
+        if not os.path.exists(path):
+            continue
+        with open(path) as fh:
+            written = yaml.safe_load(fh)
+        now = yaml.safe_load(yaml.safe_dump(experiment_config(exp, cfg, run=run),
+                                            sort_keys=True))
+        diff = first_difference(written, now)
+        if diff:
+            lines.append(
+                f"{path} was written by another configuration ({diff}): rerun "
+                f"`snakemake --cores all {name}` with this configuration first, or give "
+                "--report the --configfile/--config that produced it"
+            )
+            continue
+        stale = [
+            f
+            for f in (f"{results}/{p}" for p in figures(exp))
+            if os.path.exists(f) and os.path.getmtime(f) < os.path.getmtime(path)
+        ]
+        if stale:
+            lines.append(
+                f"{stale[0]} is older than its configuration {path}: rerun "
+                f"`snakemake --cores all {name}` first"
+            )
+    return lines
