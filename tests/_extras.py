@@ -10,7 +10,7 @@ import pytest
 #: module -> the pip extra that brings it
 EXTRAS = {"torch": "sgd", "sklearn": "sgd", "dp_accounting": "sgd", "snakemake": "workflow",
           "pandas": "workflow", "matplotlib": "workflow", "yaml": "workflow",
-          "jsonschema": "workflow", "tqdm": "workflow"}
+          "jsonschema": "workflow", "tqdm": "workflow", "docutils": "workflow"}
 
 
 def missing(*modules: str) -> list[str]:
@@ -25,3 +25,9 @@ def requires(*modules: str) -> pytest.MarkDecorator:
     reason = (f"needs {', '.join(gone)} (pip install -e '.[{','.join(extras)}]')" if gone
               else "")
     return pytest.mark.skipif(bool(gone), reason=reason)
+
+
+def need(module: str):
+    """``pytest.importorskip(module)`` with the reason naming the extra; returns the module."""
+    extra = EXTRAS.get(module, module)
+    return pytest.importorskip(module, reason=f"needs {module} (pip install -e '.[{extra}]')")

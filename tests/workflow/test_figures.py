@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _extras import need
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
@@ -364,6 +365,7 @@ def test_render_table_keeps_every_row_and_greys_rows_that_are_not_ok(tables, tmp
 
 
 def test_report_landing_embeds_every_main_figure_with_its_rendered_caption(tables, tmp_path):
+    need("docutils")
     import plot_gdp_validity
     import report_landing
     from docutils.core import publish_parts

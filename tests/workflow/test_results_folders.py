@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import wfmanifest  # workflow/scripts (on sys.path via conftest)
 import yaml
+from _extras import need
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_FILES = {
@@ -33,6 +34,7 @@ PATH_FIELDS = ("output", "log", "benchmark")
 
 
 def _snakemake(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    need("snakemake")
     cmd = [sys.executable, "-m", "snakemake", *args]
     if cwd != ROOT:
         cmd += ["--snakefile", str(ROOT / "Snakefile")]

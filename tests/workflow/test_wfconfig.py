@@ -15,6 +15,7 @@ import pytest
 import wfconfig  # workflow/scripts (on sys.path via conftest)
 import wfmanifest
 import yaml
+from _extras import need
 from wfconfig import (
     MAX_CONFIG_PROBLEMS,
     ConfigError,
@@ -72,6 +73,7 @@ def test_shipped_configurations_pass_every_stage(extra):
 
 
 def test_fill_defaults_is_snakemakes_validate():
+    need("snakemake")
     from snakemake.utils import validate
 
     ours, theirs = _config(), _config()

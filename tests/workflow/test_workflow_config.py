@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from _extras import need
 
 import shuffledp
 
@@ -56,6 +57,7 @@ def test_every_schema_key_is_documented():
 
 
 def _dry_run(*config: str) -> subprocess.CompletedProcess:
+    need("snakemake")
     return subprocess.run(
         [
             sys.executable,
