@@ -6,7 +6,7 @@ against a victim with budget eps_v (docs/theory.md 6.4, the infimum at y = 1, x 
     r_j = (eps_j / eps_v) e^{-eps_j}  if eps_j <= eps_v,  else 0
 
 (a user with a larger budget has lighter tails than the victim and hides none of it).  The
-victim's tails can be cut at |y| <= T, the mass beyond T joining its delta (Lemma 8); users
+victim's tails can be cut at ``|y| <= T``, the mass beyond T joining its delta (Lemma 8); users
 with lighter tails then dominate a positive mass (:func:`laplace_log_mass`).  Variation-ratio
 row: beta = 1 - e^{-eps0/2} (Wang et al., PVLDB 2024; docs/theory.md 11.3).
 """
@@ -60,8 +60,8 @@ def _mass_laplace(lo: float, hi: float, x: float, scale: NDArray) -> tuple[NDArr
 
 
 def laplace_tail_cut(eta: float, eps_lo: float) -> tuple[float, float]:
-    """(T, tail) for Laplace victims with budgets >= eps_lo: sup over |x| <= 1 of
-    Pr[|x + Lap(2/eps)| > T] = (1 + e^{-eps}) e^{-(T-1) eps / 2} / 2 (at x = +-1, largest at
+    """(T, tail) for Laplace victims with budgets >= eps_lo: sup over ``|x| <= 1`` of
+    ``Pr[|x + Lap(2/eps)| > T] = (1 + e^{-eps}) e^{-(T-1) eps / 2} / 2`` (at x = +-1, largest at
     the smallest eps); T solves tail = eta (T >= 1)."""
     if eta <= 0.0:
         return math.inf, 0.0
@@ -75,11 +75,11 @@ def laplace_tail_cut(eta: float, eps_lo: float) -> tuple[float, float]:
 
 def laplace_log_mass(eps_lo: float, eps_hi: float, cut: float,
                       eps_j: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log of min over victims eps_v in [eps_lo, eps_hi] and |y| <= cut of
-    inf_x R_j(x)(y) / sup_x R_v(x)(y) = (eps_j/eps_v) exp(-eps_j(|y|+1)/2 + eps_v(|y|-1)^+/2)
-    (Laplace on [-1, 1], scale 2/eps; Lemma 8): the exponent is piecewise linear in |y|, so the
-    minimum is at |y| = 1 or |y| = cut; in eps_v, -log eps_v - eps_j is smallest at eps_hi and
-    -log eps_v + eps_v (cut-1)/2 at eps_v = 2/(cut-1) clipped to the group."""
+    """log of min over victims eps_v in [eps_lo, eps_hi] and ``|y| <= cut`` of
+    ``inf_x R_j(x)(y) / sup_x R_v(x)(y) = (eps_j/eps_v) exp(-eps_j(|y|+1)/2 + eps_v(|y|-1)^+/2)``
+    (Laplace on [-1, 1], scale 2/eps; Lemma 8): the exponent is piecewise linear in ``|y|``, so
+    the minimum is at ``|y| = 1`` or ``|y| = cut``; in eps_v, -log eps_v - eps_j is smallest at
+    eps_hi and -log eps_v + eps_v (cut-1)/2 at eps_v = 2/(cut-1) clipped to the group."""
     with np.errstate(divide="ignore"):
         log_j = np.log(eps_j)
     a = log_j - math.log(eps_hi) - eps_j

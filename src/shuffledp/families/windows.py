@@ -9,7 +9,7 @@ cell masses with a bound on their floating-point error
 (:meth:`~shuffledp.families.base.Family.cell_masses`).
 
 Error bounds (docs/theory.md 13.3): closed forms of exp / expm1 / erf / log_ndtr of
-arguments z carry a relative error of at most about (3 |z| + 4) u (the three roundings of
+arguments z carry a relative error of at most about ``(3 |z| + 4) u`` (the three roundings of
 z = (lo - x) / (2 / eps), amplified by the derivative), sums of non-negative terms add u per
 term, and no mass is formed by subtracting from 1.
 """
