@@ -38,8 +38,10 @@ UPPERS = [m for m in list_bounds() if get_bound(m).info.kind == "upper"]
 def _variants(name):
     if name == "clones":
         return [{"clone": "stronger"}, {"clone": "standard"}]
-    if name.startswith("blanket"):
+    if name in ("blanket_hoeffding", "blanket_bennett"):
         return [{"blanket": "generic"}, {"blanket": "krr", "k": 2}]
+    if name == "blanket":
+        return [{}, {"mechanism": "krr:2"}]
     return [{}]
 
 

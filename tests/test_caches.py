@@ -33,6 +33,8 @@ KNOWN = {
     "aware.counts": ("shuffledp.bounds.clones.aware", "_COUNTS"),
     "window_lower.pairs": ("shuffledp.bounds.window", "_CACHE"),
     "gaussian.sigma": ("shuffledp.families.gaussian", "_SIGMA"),
+    "blanket.values": ("shuffledp.bounds.blanket.bound", "_VALUES"),
+    "tightest.winners": ("shuffledp.bounds.tightest", "_LAST"),
 }
 
 
@@ -97,6 +99,7 @@ def test_calling_the_bounds_fills_every_cache_and_clear_empties_them():
     gauss = BudgetProfile.from_arrays(pers.eps, delta=1e-8)
     keep.append(gauss)
     get_bound("window_lower").eps(profile=gauss, delta=1e-6, mechanism="gaussian")
+    get_bound("tightest").evaluate(profile=pers, delta=1e-6, mechanism="krr:3")  # + blanket
     sizes = cache_sizes()
     assert set(KNOWN) - {"aware.plans", "aware.counts"} <= set(sizes)
     empty = [name for name, size in sizes.items() if size == 0]

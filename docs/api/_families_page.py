@@ -9,7 +9,7 @@ from pathlib import Path
 
 FAMILIES = Path(__file__).resolve().parents[2] / "src" / "shuffledp" / "families"
 #: The package's modules that define no family, listed first (the rest alphabetically).
-INFRASTRUCTURE = ("base", "registry", "domination", "windows")
+INFRASTRUCTURE = ("base", "registry", "domination", "windows", "blanket")
 
 
 def modules() -> list[str]:

@@ -218,6 +218,8 @@ def _rows(evals: Sequence[Evaluation], profile: BudgetProfile, options: dict,
         if e.result.vacuous:
             notes.append("vacuous: no better than the local guarantee" if e.kind != "lower"
                          else "vacuous: a lower bound of 0")
+        if d.get("winner"):
+            notes.append(f"the smaller here: {d['winner']}")
         if d.get("reduced_to_identical"):
             notes.append("identical-budget bound applied with eps0 = max eps_i")
         if e.kind != "approximate":

@@ -11,7 +11,8 @@ from _extras import requires
 from scipy import stats
 
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
-from shuffledp.bounds import blanket, fmt21, fmt23, liu23
+from shuffledp.bounds import bbgn19 as blanket
+from shuffledp.bounds import fmt21, fmt23, liu23
 
 IDENTICAL_4 = BudgetProfile.identical(n=100_000, eps0=4.0)
 

@@ -27,8 +27,10 @@ def _variants(name):
     """Every option set the registry's bounds are run with in the experiments."""
     if name == "clones":
         return [{}, {"clone": "standard"}, {"mechanism": "laplace"}, {"mechanism": "krr:4"}]
-    if name.startswith("blanket"):
+    if name in ("blanket_hoeffding", "blanket_bennett"):
         return [{}, {"blanket": "krr", "k": 3}]
+    if name == "blanket":
+        return [{}, {"mechanism": "krr:3"}, {"mechanism": "laplace"}]
     if name == "window_lower":
         return [{}, {"mechanism": "laplace"}, {"mechanism": "piecewise"}]
     if name == "variation_ratio":

@@ -152,11 +152,13 @@ VARIANTS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
         "clones": ({"clone": "stronger"}, {"clone": "standard"}),
         "blanket_hoeffding": ({_B: "generic"}, {_B: "krr", "k": 2}),
         "blanket_bennett": ({_B: "generic"}, {_B: "krr", "k": 2}),
+        "blanket": ({}, {"mechanism": "duchi"}, {"mechanism": "krr:2"}),
     },
     "krr:3": {
         "clones": ({"clone": "stronger"}, {"clone": "standard"}),
         "blanket_hoeffding": ({_B: "generic"}, {_B: "krr", "k": 3}),
         "blanket_bennett": ({_B: "generic"}, {_B: "krr", "k": 3}),
+        "blanket": ({"mechanism": "krr:3"},),
     },
 }
 ALL_VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
@@ -164,6 +166,7 @@ ALL_VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
     "blanket_hoeffding": ({_B: "generic"}, {_B: "krr", "k": 2}, {_B: "krr", "k": 3}),
     "blanket_bennett": ({_B: "generic"}, {_B: "krr", "k": 2}, {_B: "krr", "k": 3}),
     "krr_exact": ({"k": 3},),
+    "blanket": ({}, {"mechanism": "krr:3"}, {"mechanism": "laplace"}, {"mechanism": "oue:4"}),
 }
 
 

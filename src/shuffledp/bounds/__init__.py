@@ -7,7 +7,8 @@ calling :func:`register_bound` plus one import line here.
 from __future__ import annotations
 
 from shuffledp.bounds import (
-    blanket,  # noqa: F401  (registers "blanket_hoeffding", "blanket_bennett")
+    bbgn19,  # noqa: F401  (registers "blanket_hoeffding", "blanket_bennett")
+    blanket,  # noqa: F401  (registers "blanket")
     clones,  # noqa: F401  (registers "clones")
     efmrtt19,  # noqa: F401  (registers "efmrtt19")
     fmt21,  # noqa: F401  (registers "fmt21_closed", "fmt21_numerical")
@@ -17,6 +18,7 @@ from shuffledp.bounds import (
     liu23,  # noqa: F401  (registers "liu23_personalized")
     liu24,  # noqa: F401  (registers "liu24")
     rr_exact,  # noqa: F401  (registers "rr_exact")
+    tightest,  # noqa: F401  (registers "tightest"; after clones and blanket)
     variation_ratio,  # noqa: F401  (registers "variation_ratio")
     window,  # noqa: F401  (registers "window_lower")
 )

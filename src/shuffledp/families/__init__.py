@@ -91,7 +91,7 @@ __all__ = [
 ]
 
 #: The package's modules that define no family.
-_INFRASTRUCTURE = frozenset({"base", "registry", "domination", "windows"})
+_INFRASTRUCTURE = frozenset({"base", "registry", "domination", "windows", "blanket"})
 # every other module of the package defines (and registers) a family: import them all
 for _module in pkgutil.iter_modules(__path__):
     if _module.name not in _INFRASTRUCTURE and not _module.name.startswith("_"):

@@ -144,6 +144,9 @@ class Family:
     display_name: ClassVar[str] = ""
     #: ``window_lower``: the users' window masses depend on delta_i (else on eps_i only).
     window_delta: ClassVar[bool] = False
+    #: The ``blanket`` bound's victim groups: ``"ranges"`` (a range of budgets per group, the
+    #: family's cases cover every victim in it) or ``"tiers"`` (one budget per group).
+    blanket_groups: ClassVar[str] = "ranges"
 
     def __post_init__(self) -> None:
         if self.needs_k:
@@ -319,6 +322,14 @@ class Family:
                 r = self.group_clone_mass(group.eps_lo, group.eps_hi, users.eps_a,
                                           eps_user_hi=users.eps_b)
         return (1.0 - users.delta) * r
+
+    # ------------------------------------------------------------------ blanket
+    def blanket_cases(self, eps: float, group: VictimRange, users: UserClasses) -> list[Any]:
+        """The cases of the ``blanket`` bound (docs/theory.md 15) for the victims of ``group``
+        against the user classes ``users``: a list of
+        :class:`~shuffledp.families.blanket.BlanketCase` whose largest bound covers every
+        victim of the group and every pair of its inputs (families with a blanket only)."""
+        raise ParameterRegimeError(f"the blanket bound has no blanket for {self}")
 
     # ------------------------------------------------------------------ window_lower
     def window_configs(self, eps_v: float, delta_v: float) -> list[Any]:

@@ -8,6 +8,7 @@ paper's p_j, doubled).  Its variation-ratio row is the general one (gamma = 0).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -15,13 +16,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.families.base import Family, VariationRatio, vr_general
+from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange, vr_general
+from shuffledp.families.blanket import BlanketCase, atoms
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS_BINARY, U, Window, WindowConfig, grid
 
 special = lazy_module("scipy.special")
 
-__all__ = ["BinaryRR", "binary_cell_masses"]
+_U = U
+
+__all__ = ["BinaryRR", "binary_cell_masses", "binary_blanket"]
 
 
 def binary_cell_masses(high: bool, eps: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
@@ -31,6 +35,24 @@ def binary_cell_masses(high: bool, eps: NDArray[np.float64]) -> tuple[NDArray[np
     lie, truth = special.expit(-eps), special.expit(eps)
     ea, eb = 4.0 * U * lie, 4.0 * U * truth
     return ((lie, zero, truth, ea, zero, eb) if high else (truth, zero, lie, eb, zero, ea))
+
+
+def binary_blanket(eps: float, group: VictimRange, users: UserClasses) -> list[BlanketCase]:
+    """The blanket of binary randomized response (docs/theory.md 15.4): omega uniform on the
+    two outputs, every user's mass ``2 / (1 + e^{eps_j})`` (at the largest budget of its
+    class), whatever the victim; the victim's ``l = (P0 - e^eps P1) / omega`` takes
+    ``2 (q - e^eps (1 - q))`` on its input's output and ``2 ((1 - q) - e^eps q)`` on the
+    other, q = e^{eps_v} / (1 + e^{eps_v}), each with omega-mass 1/2.  A victim with a
+    smaller budget runs binary RR at the group's largest budget followed by a symmetric flip,
+    which keeps omega: its bound is at most that victim's (Lemma 13), so the group's largest
+    budget is the victim."""
+    e = math.exp(eps)
+    hi = group.eps_hi
+    top = 2.0 * (special.expit(hi) - e * special.expit(-hi))
+    bottom = 2.0 * (special.expit(-hi) - e * special.expit(hi))
+    masses = 2.0 * special.expit(-np.asarray(users.eps_b)) * (1.0 - np.asarray(users.delta))
+    return [BlanketCase(atoms([bottom, top], [0.5, 0.5], 8.0 * _U), masses,
+                        "omega uniform on {0, 1}")]
 
 
 @register_family
@@ -52,6 +74,10 @@ class BinaryRR(Family):
 
     def _variation_ratio(self, eps0: float) -> VariationRatio:
         return vr_general(eps0)
+
+    def blanket_cases(self, eps: float, group: VictimRange,
+                      users: UserClasses) -> list[BlanketCase]:
+        return binary_blanket(eps, group, users)
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # reports 0 / 1, inputs 0 / 1: the others at 0

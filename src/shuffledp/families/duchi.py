@@ -16,8 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.families.base import Family, VariationRatio, vr_general
-from shuffledp.families.binary_rr import BinaryRR, binary_cell_masses
+from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange, vr_general
+from shuffledp.families.binary_rr import BinaryRR, binary_blanket, binary_cell_masses
+from shuffledp.families.blanket import BlanketCase
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS_BINARY, Window, WindowConfig, grid
 
@@ -58,6 +59,14 @@ class Duchi(Family):
 
     def _variation_ratio(self, eps0: float) -> VariationRatio:
         return vr_general(eps0)
+
+    def blanket_cases(self, eps: float, group: VictimRange,
+                      users: UserClasses) -> list[BlanketCase]:
+        """Binary RR's blanket: every report of a user is +-1 with probability at least
+        1 / (1 + e^{eps_j}) each, and the victim's bound is jointly convex in its pair of
+        report laws, which lie between binary RR's (inputs -1 and +1), so that pair is the
+        worst (docs/theory.md 15.4)."""
+        return binary_blanket(eps, group, users)
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # reports -1 / +1; the victim at -1 / +1, the others at -1 or 0

@@ -20,8 +20,9 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.families.base import WANG, Family, VariationRatio
+from shuffledp.families.base import WANG, Family, UserClasses, VariationRatio, VictimRange
 from shuffledp.families.binary_rr import BinaryRR
+from shuffledp.families.blanket import BlanketCase, atoms
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS, U, Window, WindowConfig, grid
 
@@ -63,6 +64,32 @@ class KRR(Family):
         a = math.exp(-np.logaddexp(eps0, math.log(k - 1.0)))
         return VariationRatio(eps0, eps0, math.expm1(eps0) * a, a, (k - 2.0) * a,
                               WANG + ", general RR on k options")
+
+    def blanket_cases(self, eps: float, group: VictimRange,
+                      users: UserClasses) -> list[BlanketCase]:
+        """omega uniform on the k values (the normalized infimum of every user's report law),
+        user j's mass ``k / (e^{eps_j} + k - 1)``; the victim's l is
+        ``k (e^{eps_v} - e^eps) / (e^{eps_v} + k - 1)`` on its input x0 (increasing in eps_v),
+        ``k (1 - e^eps e^{eps_v}) / (e^{eps_v} + k - 1)`` on x1 (decreasing) and
+        ``k (1 - e^eps) / (e^{eps_v} + k - 1)`` elsewhere; every pair of inputs alike by
+        symmetry.  A victim with a smaller budget runs k-RR at the group's largest budget
+        followed by a symmetric k-ary channel, which keeps omega: its bound is at most that
+        victim's (Lemma 13), so the group's largest budget is the victim
+        (docs/theory.md 15.4)."""
+        k = float(self.k)  # type: ignore[arg-type]
+        e = math.exp(eps)
+        log_k1 = math.log(k - 1.0)
+
+        def share(v: float) -> float:  # k / (e^v + k - 1)
+            return k * math.exp(-float(np.logaddexp(v, log_k1)))
+
+        hi = group.eps_hi
+        vals = [share(hi) * (math.exp(hi) - e), share(hi) * (1.0 - e * math.exp(hi)),
+                share(hi) * (1.0 - e)]
+        mass = [1.0 / k, 1.0 / k, (k - 2.0) / k]
+        b = np.asarray(users.eps_b, dtype=np.float64)
+        masses = k * np.exp(-np.logaddexp(b, log_k1)) * (1.0 - np.asarray(users.delta))
+        return [BlanketCase(atoms(vals, mass, 16.0 * U), masses, "omega uniform on k values")]
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # values 0..k-1: the victim at 0 / 1, the others at 0 or (k >= 3) at a third value

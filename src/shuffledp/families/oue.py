@@ -19,7 +19,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.families.base import Family, VariationRatio
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange
+from shuffledp.families.blanket import BlanketCase, atoms
 from shuffledp.families.registry import register_family
 
 special = lazy_module("scipy.special")
@@ -88,6 +90,37 @@ class OUE(Family):
     needs_k: ClassVar[bool] = True
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
+    blanket_groups: ClassVar[str] = "tiers"
+
+    def blanket_cases(self, eps: float, group: VictimRange,
+                      users: UserClasses) -> list[BlanketCase]:
+        """The blanket of OUE at the victim's budget (docs/theory.md 15.4): omega the
+        normalized infimum ``inf_x R(x)(y) = pi(y) / (2 c(y))`` (pi the law of d independent
+        Bernoulli(q) bits, q = 1 / (e^{eps_v} + 1), c(y) = 1 - q if y has a zero bit, q
+        otherwise), of mass ``gamma = (1 - q^d) / (2 (1 - q)) + q^{d-1} / 2``.  With the
+        victim's categories 0 and 1, ``P_b / omega`` is gamma e^{eps_v} where bit b is 1 and
+        some bit is 0, and gamma elsewhere, so l takes four values whose omega-masses depend
+        on (y_0, y_1) and on whether another bit is 0; every pair of categories alike by
+        symmetry.  Users with the victim's budget have mass gamma; users with another budget
+        are given 0 (valid, not tight)."""
+        if group.eps_lo != group.eps_hi:
+            raise ParameterRegimeError("the blanket of oue is computed per budget tier")
+        d = int(self.k)  # type: ignore[arg-type]
+        v = group.eps_hi
+        e_v, e = math.exp(v), math.exp(eps)
+        q = float(special.expit(-v))
+        q1 = float(special.expit(v))  # 1 - q
+        qd1 = q ** (d - 1)
+        gamma = -math.expm1(d * math.log(q)) / (2.0 * q1) + qd1 / 2.0
+        both = q * q * -math.expm1((d - 2) * math.log(q)) / (2.0 * q1) if d > 2 else 0.0
+        vals = [gamma * (1.0 - e), gamma * (e_v - e), gamma * (1.0 - e * e_v),
+                gamma * e_v * (1.0 - e)]
+        mass = [(q1 / 2.0 + qd1 / 2.0) / gamma, q / (2.0 * gamma), q / (2.0 * gamma),
+                both / gamma]
+        same = (np.asarray(users.eps_a) == v) & (np.asarray(users.eps_b) == v)
+        masses = np.where(same, gamma * (1.0 - np.asarray(users.delta)), 0.0)
+        return [BlanketCase(atoms(vals, mass, 64.0 * d * 1.2e-16), masses,
+                            "omega the normalized infimum of OUE at the victim's budget")]
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return oue_box(a, a, b, b, int(self.k))  # type: ignore[arg-type]

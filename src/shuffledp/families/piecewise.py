@@ -19,7 +19,15 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.families.base import Family, VariationRatio, vr_half_exponent
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.families.base import (
+    Family,
+    UserClasses,
+    VariationRatio,
+    VictimRange,
+    vr_half_exponent,
+)
+from shuffledp.families.blanket import BlanketCase, atoms
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -97,6 +105,43 @@ class Piecewise(Family):
     victim_order: ClassVar[str] = "zero_below"
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
+    blanket_groups: ClassVar[str] = "tiers"
+
+    def blanket_cases(self, eps: float, group: VictimRange,
+                      users: UserClasses) -> list[BlanketCase]:
+        """The blanket at the victim's budget eps_v (docs/theory.md 15.4): every input's
+        density is at least p_low on the output range [-C, C], so omega is uniform there, of
+        mass 2 C p_low; a user with budget eps_j <= eps_v (a wider range C_j >= C) has mass
+        2 C p_low(eps_j), the others 0.  l takes ``2 C (p_high - e^eps p_low)`` on the centre
+        piece of x0 only, ``2 C (p_low - e^eps p_high)`` on that of x1 only, and
+        ``2 C p (1 - e^eps)`` (p = p_high or p_low) where both or neither: the omega-masses
+        depend only on the overlap of the two centre pieces, and the disjoint pieces of
+        x0 = 1, x1 = -1 are a mean-preserving spread of any overlap, so that pair is the
+        worst."""
+        if group.eps_lo != group.eps_hi:
+            raise ParameterRegimeError("the blanket of piecewise is computed per budget tier")
+        v = group.eps_hi
+        e = math.exp(eps)
+        t = math.exp(v / 2.0)
+        h = 1.0 / math.expm1(v / 2.0)
+        c = 1.0 + 2.0 * h
+        p_high = t * math.expm1(v / 2.0) / (2.0 * (t + 1.0))
+        p_low = p_high * math.exp(-v)
+        vals = [2.0 * c * (p_high - e * p_low), 2.0 * c * (p_low - e * p_high),
+                2.0 * c * p_low * (1.0 - e)]
+        mass = [h / c, h / c, 1.0 / c]
+        a = np.asarray(users.eps_a, dtype=np.float64)
+        b = np.asarray(users.eps_b, dtype=np.float64)
+
+        def low(x: NDArray[np.float64]) -> NDArray[np.float64]:
+            tx = np.exp(x / 2.0)
+            return tx * np.expm1(x / 2.0) / (2.0 * (tx + 1.0)) * np.exp(-x)
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = 2.0 * c * np.minimum(low(a), low(b))  # p_low is unimodal: its minimum at an end
+        masses = np.where(b <= v, np.minimum(g, 1.0), 0.0) * (1.0 - np.asarray(users.delta))
+        return [BlanketCase(atoms(vals, mass, 64.0 * 1.2e-16), masses,
+                            "omega uniform on the victim's output range")]
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.where(b <= a, _piecewise_mass(a, b), 0.0)

@@ -220,7 +220,9 @@ def _tiers(profile: BudgetProfile, family: Family) -> _Tiers:
     return _Tiers(eps, delta, counts, sigma, log_kappa)
 
 
-def _edges(counts: NDArray[np.int64], groups: int) -> NDArray[np.int64]:
+def group_edges(counts: NDArray[np.int64], groups: int) -> NDArray[np.int64]:
+    """Edges of about ``groups`` equal-count ranges of the tiers, refined geometrically at
+    both ends (the module docstring)."""
     cum = np.cumsum(counts)
     total = int(cum[-1])
     fr = set(k / groups for k in range(1, groups))
@@ -250,11 +252,11 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
         return _Bins(tiers.counts, tiers.eps, tiers.eps, tiers.delta, edges, True,
                      tiers.sigma, tiers.sigma, tiers.log_kappa)
     width = -(-size // _BINS)
-    starts, group_edges = [], [0]
+    starts, bin_group_edges = [], [0]
     for a, b in zip(edges[:-1], edges[1:], strict=True):
         starts.append(np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1
                       else np.array([a]))
-        group_edges.append(group_edges[-1] + starts[-1].size)
+        bin_group_edges.append(bin_group_edges[-1] + starts[-1].size)
     first = np.concatenate(starts).astype(np.int64)
     last = np.append(first[1:], size) - 1
     counts = np.add.reduceat(tiers.counts, first).astype(np.int64)
@@ -275,7 +277,7 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
             sig_b = sig[1:] * (1.0 - _SIGMA_SLACK)
             log_kappa = family.log_kappa(sig_a, delta)
     return _Bins(counts, tiers.eps[first], tiers.eps[last], delta,
-                 np.array(group_edges, dtype=np.int64), False, sig_a, sig_b, log_kappa)
+                 np.array(bin_group_edges, dtype=np.int64), False, sig_a, sig_b, log_kappa)
 
 
 def _plan(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
@@ -283,7 +285,7 @@ def _plan(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
     if family.victim_order == "constant":  # the masses do not depend on the victim
         edges = np.array([0, tiers.counts.size], dtype=np.int64)
     else:
-        edges = _edges(tiers.counts, groups)
+        edges = group_edges(tiers.counts, groups)
     bins = _bins(profile, family, tiers, edges)
     out = []
     for gi, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True)):

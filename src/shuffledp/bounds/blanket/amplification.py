@@ -1,0 +1,348 @@
+"""The amplification sum of the blanket decomposition, with certified numerics.
+
+Given the law of the privacy amplification variable ``X = l(W)``, ``W ~ omega``, on a lattice
+(:class:`LatticeLaw`) and the blanket probabilities ``gamma_j`` of the other users, this module
+bounds
+
+    A = E[ X 1{X + R > 0} ],    R = sum_j B_j X_j,   B_j ~ Bernoulli(gamma_j),
+
+all independent, the X_j distributed as X.  By docs/theory.md 15 (Theorem 6) A bounds the
+hockey-stick divergence of the shuffled protocol (it equals
+``sum_m Pr[M = m] E[(X_1 + ... + X_{m+1})_+] / (m + 1)``, M the number of blanket reports).
+
+Computation (docs/theory.md 15.3):
+
+* ``A = sum_x p(x) x Pr[R > -x]``: the law of R is needed only on the window of thresholds
+  ``-x``.  It is computed by FFT under an exponential tilt: with ``theta >= 0`` and
+  ``M_R(theta) = E[e^{theta R}]``, ``Pr[R > r] = M_R(theta) E_theta[e^{-theta R} 1{R > r}]``,
+  and the tilted law is concentrated where the thresholds are, so tails far below the FFT's
+  round-off are computed with relative accuracy.  ``theta`` minimizes the Chernoff bound
+  ``M_R(theta) E[X_+ e^{theta X}]`` (itself an upper bound on A, :func:`chernoff_bound`).
+* The FFT works on a circle of N lattice points holding the thresholds and the tilted law's
+  mean +- its standard deviations, cut to R's support; the tilted mass outside it (Bernstein's
+  inequality, bounded summands; none beyond the support) wraps around: it is added to the
+  upper tail probabilities and subtracted from the lower ones.
+* FFT round-off: an estimate with a safety factor (as :mod:`shuffledp.poisson_binomial`), not a
+  proof: the exponent of the product of the users' factors carries a relative error of at most
+  ``4 u`` per unit of its modulus, the transforms ``5 u log2 N`` of their l2 norms.
+* Terms with x > 0 use an upper bound on ``Pr[R > -x]``, terms with x < 0 a lower bound.
+* The lattice law's own floating-point error (``LatticeLaw.tv_error``, a total variation)
+  costs at most ``tv_error * max(x, 0) * (1 + E[M])``: the (m+1)-fold law moves by at most
+  ``(m + 1) tv_error`` and ``E[(S)_+] / (m + 1)`` lies in ``[0, max x]``; moves of mass by
+  small distances (``LatticeLaw.w1_error``, a Wasserstein-1 distance) cost at most that
+  distance, ``E[(S)_+] / (m + 1)`` being 1/(m+1)-Lipschitz in each summand.
+
+Code names: ``p`` the lattice pmf of X, ``step`` the lattice step, ``gammas``/``counts`` the
+distinct blanket probabilities of the other users and how many hold each, ``theta`` the tilt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp._lazy import lazy_module
+
+sfft = lazy_module("scipy.fft")
+special = lazy_module("scipy.special")
+
+__all__ = ["LatticeLaw", "Amplification", "amplification_bound", "chernoff_bound", "law_charge"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Safety factor on the FFT round-off estimate (an estimate, not a proof).
+FFT_SAFETY = 10.0
+#: Tilted mass allowed outside the FFT window, relative to the tilted law (Bernstein).
+WINDOW_TAIL = 1e-22
+#: Largest FFT size (2^24 points: 256 MB of complex numbers).
+MAX_FFT = 1 << 24
+#: Frequencies whose bound on |phi_R| is below this are skipped (and charged).
+SKIP_BELOW = 1e-40
+
+
+@dataclass(frozen=True)
+class LatticeLaw:
+    """The law of X on the lattice ``step * (offset + i)``: ``pmf[i]`` (non-negative, summing to
+    1 up to ``tv_error``), dominating the true law of ``l(W)`` in the increasing convex order;
+    ``tv_error`` bounds the total variation between ``pmf`` and such a dominating law, and
+    ``w1_error`` the Wasserstein-1 distance of the moves within it (the floating point of its
+    computation; a move of mass tau by at most s changes A by at most tau s)."""
+
+    offset: int
+    pmf: NDArray[np.float64]
+    step: float
+    tv_error: float = 0.0
+    w1_error: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = np.asarray(self.pmf, dtype=np.float64)
+        if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0):
+            raise ValueError("pmf must be a non-empty 1-d array of finite non-negative numbers")
+        if not (math.isfinite(self.step) and self.step > 0):
+            raise ValueError(f"step must be finite and > 0, got {self.step!r}")
+        for name in ("tv_error", "w1_error"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be finite and >= 0, got {v!r}")
+        nz = np.flatnonzero(p)
+        if nz.size == 0:
+            raise ValueError("pmf must have a positive entry")
+        p = p[nz[0]:nz[-1] + 1].copy()
+        p.setflags(write=False)
+        object.__setattr__(self, "offset", int(self.offset) + int(nz[0]))
+        object.__setattr__(self, "pmf", p)
+
+    @property
+    def values(self) -> NDArray[np.float64]:
+        return (self.offset + np.arange(self.pmf.size)) * self.step
+
+    @property
+    def mean(self) -> float:
+        return float(np.dot(self.pmf, self.values))
+
+
+@dataclass(frozen=True)
+class Amplification:
+    """An upper bound on A (``value``) and its parts: the Chernoff bound, the tilt used, the
+    charges for the window's tails, the FFT round-off and the lattice law's error."""
+
+    value: float
+    chernoff: float
+    theta: float
+    fft_size: int
+    tail_charge: float
+    roundoff_charge: float
+    law_charge: float
+
+
+def _lse(a: NDArray[np.float64]) -> float:
+    """log sum exp(a) (-inf for an empty or all -inf array)."""
+    if a.size == 0:
+        return -math.inf
+    m = float(a.max())
+    if not math.isfinite(m):
+        return m
+    return m + math.log(float(np.exp(a - m).sum()))
+
+
+def _log_mgf(law: LatticeLaw, theta: float) -> float:
+    with np.errstate(divide="ignore"):
+        return _lse(np.log(law.pmf) + theta * law.values)
+
+
+def _log_mgf_r(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta: float) -> float:
+    """log E[e^{theta R}] = sum_k n_k log(1 - gamma_k + gamma_k M_X(theta)), accurately for
+    M_X(theta) near 1 (log1p of gamma (M_X - 1))."""
+    lm = _log_mgf(law, theta)
+    em1 = math.expm1(lm) if lm < 700 else math.inf
+    if math.isinf(em1):
+        return float(np.dot(counts, np.log(gammas) + lm + np.log1p((1 - gammas) * math.exp(-lm)
+                                                                      / gammas)))
+    return float(np.dot(counts, np.log1p(gammas * em1)))
+
+
+def _log_pos_moment(law: LatticeLaw, theta: float) -> float:
+    """log E[X_+ e^{theta X}] (-inf when X <= 0)."""
+    x = law.values
+    pos = (x > 0) & (law.pmf > 0)
+    if not pos.any():
+        return -math.inf
+    return _lse(np.log(law.pmf[pos]) + np.log(x[pos]) + theta * x[pos])
+
+
+def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[float, float]:
+    """(theta, log of the Chernoff bound) minimizing log M_R(theta) + log E[X_+ e^{theta X}]
+    over theta in [0, theta_max] (a convex function: golden-section search)."""
+    def f(t: float) -> float:
+        return _log_mgf_r(law, gammas, counts, t) + _log_pos_moment(law, t)
+
+    x_abs = float(np.max(np.abs(law.values)))
+    hi = 1.0 / max(law.step, 1e-300)
+    # bracket: the derivative turns positive somewhere below theta = 700 / max|x|
+    hi = min(hi, 700.0 / max(x_abs, 1e-300))
+    lo = 0.0
+    f_lo = f(lo)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo, hi
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(100):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+        if b - a <= 1e-4 * (hi - lo):  # any theta is valid: the minimum is only a target
+            break
+    best = min((f_lo, 0.0), (fc, c), (fd, d))
+    return best[1], best[0]
+
+
+def law_charge(law: LatticeLaw, gammas, counts) -> float:
+    """What the lattice law's own floating-point error can add to A (module docstring):
+    ``tv_error * max(x, 0) * (1 + E[M]) + w1_error``."""
+    gammas, counts = _classes(gammas, counts)
+    x_pos_max = max(float(law.values[-1]), 0.0)
+    return law.tv_error * x_pos_max * (1.0 + float(np.dot(gammas, counts))) + law.w1_error
+
+
+def chernoff_bound(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> float:
+    """``min_theta M_R(theta) E[X_+ e^{theta X}]`` plus the lattice law's charge
+    (:func:`law_charge`): an upper bound on A for the law the lattice law stands for
+    (Pr[R > -x] <= M_R(theta) e^{theta x})."""
+    gammas, counts = _classes(gammas, counts)
+    x_pos_max = max(float(law.values[-1]), 0.0)
+    if x_pos_max <= 0.0:
+        return 0.0
+    _, log_c = _best_theta(law, gammas, counts)
+    return float(min(math.exp(min(log_c, 700.0)), x_pos_max)) + law_charge(law, gammas,
+                                                                           counts)
+
+
+def _classes(gammas, counts) -> tuple[NDArray, NDArray]:
+    g = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
+    c = np.atleast_1d(np.asarray(counts, dtype=np.float64))
+    if g.shape != c.shape:
+        raise ValueError("gammas and counts must have the same shape")
+    if np.any(~np.isfinite(g)) or np.any(g < 0) or np.any(g > 1):
+        raise ValueError("gammas must lie in [0, 1]")
+    if np.any(c < 0) or np.any(c != np.floor(c)):
+        raise ValueError("counts must be whole numbers >= 0")
+    keep = (g > 0) & (c > 0)
+    return g[keep], c[keep]
+
+
+def _bernstein(t: float, var: float, span: float) -> float:
+    """Pr[S - E S >= t] <= exp(-t^2 / (2 (V + span t / 3))) for a sum of independent
+    variables with total variance V, each within ``span`` of its mean."""
+    if t <= 0:
+        return 1.0
+    return math.exp(-t * t / (2.0 * (var + span * t / 3.0)))
+
+
+def _halfwidth(var: float, span: float, eta: float) -> float:
+    """The t with Bernstein's bound equal to eta."""
+    a = math.log(1.0 / eta)
+    return span * a / 3.0 + math.sqrt((span * a / 3.0) ** 2 + 2.0 * var * a)
+
+
+def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
+    """An upper bound on ``A = E[X 1{X + R > 0}]`` (module docstring).
+
+    >>> law = LatticeLaw(offset=-3, pmf=np.array([0.25, 0.0, 0.0, 0.5, 0.0, 0.25]), step=1.0)
+    >>> a = amplification_bound(law, [0.5], [4])
+    >>> bool(0.0 < a.value <= a.chernoff)
+    True
+    """
+    gammas, counts = _classes(gammas, counts)
+    x = law.values
+    p = law.pmf
+    x_pos_max = max(float(x[-1]), 0.0)
+    charge = law_charge(law, gammas, counts)
+    if x_pos_max <= 0.0:
+        return Amplification(0.0, 0.0, 0.0, 0, 0.0, 0.0, charge)
+    if gammas.size == 0:  # no blanket: A = E[X_+]
+        v = float(np.dot(p[x > 0], x[x > 0]))
+        return Amplification(v + charge, v, 0.0, 0, 0.0, 0.0, charge)
+    theta, log_c = _best_theta(law, gammas, counts)
+    chern = float(min(math.exp(min(log_c, 700.0)), x_pos_max))
+    d = law.step
+    lm_x = _log_mgf(law, theta)
+    m_x = math.exp(lm_x)
+    # the tilted law of X and of each user's term B X (mean, variance, span)
+    with np.errstate(divide="ignore"):
+        q = np.exp(np.log(p) + theta * x - lm_x)
+    mq = float(np.dot(q, x))
+    vq = float(np.dot(q, (x - mq) ** 2))
+    w1 = gammas * m_x / (1.0 - gammas + gammas * m_x)  # tilted Pr[B = 1]
+    mean_r = float(np.dot(counts, w1 * mq))
+    var_r = float(np.dot(counts, w1 * (vq + mq * mq) - (w1 * mq) ** 2))
+    span = float(max(x[-1], 0.0) - min(x[0], 0.0))
+    half = _halfwidth(var_r, span, WINDOW_TAIL)
+    # R's own support: n_tot summands, each 0 or a value of X (lattice indices)
+    n_tot = int(counts.sum())
+    sup_lo = n_tot * min(law.offset, 0)
+    sup_hi = n_tot * max(law.offset + p.size - 1, 0)
+    lo_idx = min(-(law.offset + p.size - 1), max(math.floor((mean_r - half) / d),
+                                                  sup_lo)) - 1
+    hi_idx = max(-law.offset, min(math.ceil((mean_r + half) / d), sup_hi)) + 1
+    width = hi_idx - lo_idx + 1
+    n_fft = 1 << max(int(math.ceil(math.log2(width))), 4)
+    if n_fft > MAX_FFT:
+        # too wide to resolve: the Chernoff bound is the answer
+        return Amplification(chern + charge, chern, theta, 0, 0.0, 0.0, charge)
+    # tilted mass beyond the window: none beyond R's support, Bernstein's bound elsewhere
+    eta_hi = 0.0 if hi_idx > sup_hi else _bernstein(hi_idx * d - mean_r, var_r, span)
+    eta_lo = 0.0 if lo_idx < sup_lo else _bernstein(mean_r - lo_idx * d, var_r, span)
+    # FFT of the tilted X on the circle, the users' factors, back
+    a = np.zeros(n_fft)
+    a[(law.offset + np.arange(p.size)) % n_fft] = q
+    phi_q = sfft.fft(a)
+    # frequencies where |phi_R| cannot matter are not computed: |1 - w + w phi| <=
+    # 1 - w (1 - |phi|) gives |phi_R| <= exp(-(1 - |phi_q|) sum_k n_k w_k); the skipped
+    # terms cost at most their sum / N per entry of the inverse transform
+    s_w = float(np.dot(counts, w1))
+    bound_mod = np.exp(-np.maximum(1.0 - np.abs(phi_q), 0.0) * s_w)
+    kept = np.flatnonzero(bound_mod > SKIP_BELOW)
+    skipped = (float(bound_mod.sum()) - float(bound_mod[kept].sum())) / n_fft
+    pk = phi_q[kept]
+    log_r = np.zeros(kept.size, dtype=complex)
+    mod = np.zeros(kept.size)
+    sens = np.zeros(kept.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for c, w in zip(counts, w1, strict=True):
+            factor = 1.0 + w * (pk - 1.0)  # the tilted factor (1 - w) + w phi_q
+            z = np.log(factor)
+            log_r += c * z
+            mod += c * np.abs(z)
+            sens += c * w / np.abs(factor)
+    phi_r = np.zeros(n_fft, dtype=complex)
+    phi_r[kept] = np.exp(log_r)
+    f = sfft.ifft(phi_r).real
+    # round-off (an estimate, module docstring): the transform of q (per frequency at most
+    # its l2 error), propagated through the product (d log phi_R = sum_k n_k w_k dphi_q /
+    # factor_k), the exponent's own rounding, and the inverse transform
+    abs_phi = np.abs(phi_r[kept])
+    log2n = math.log2(n_fft)
+    err_q = 5.0 * _U * log2n * math.sqrt(n_fft) * float(np.linalg.norm(q))
+    with np.errstate(invalid="ignore"):
+        err_phi = np.where(abs_phi > 0, abs_phi * (sens * err_q + 4.0 * _U * (mod + 1.0)), 0.0)
+    err_entry = FFT_SAFETY * (float(err_phi.sum()) / n_fft
+                              + 5.0 * _U * log2n * float(np.linalg.norm(abs_phi))
+                              / math.sqrt(n_fft)) + skipped
+    # the window in order of the lattice index j, and the weights M_R(theta) e^{-theta d j}
+    idx = np.arange(lo_idx, lo_idx + n_fft)
+    fw = f[idx % n_fft]
+    log_mr = _log_mgf_r(law, gammas, counts, theta)
+    wgt = np.exp(np.minimum(log_mr - theta * d * idx, 700.0))
+    r_idx = -(law.offset + np.arange(p.size))  # the thresholds r = -x
+    pos = np.clip(r_idx + 1 - lo_idx, 0, n_fft)  # window position of j = r + 1
+    w_top = math.exp(min(log_mr - theta * d * hi_idx, 700.0))
+    w_first = np.exp(np.minimum(log_mr - theta * d * (r_idx + 1), 700.0))
+
+    def suffix(terms: NDArray) -> NDArray:
+        return np.concatenate([np.cumsum(terms[::-1])[::-1], [0.0]])[pos]
+
+    # Pr[R > r] <= sum_{j > r} (f_j + err) w_j + w_top Pr_theta[R > hi]   (f_j <= f^_j + err)
+    # Pr[R > r] >= sum_{j > r} (f^_j - err) w_j - (wrapped mass) w_{r+1}
+    upper = np.minimum(suffix(np.maximum(fw + err_entry, 0.0) * wgt) + w_top * eta_hi, 1.0)
+    lower = np.maximum(suffix((fw - err_entry) * wgt) - (eta_hi + eta_lo) * w_first, 0.0)
+    plain_up = np.minimum(suffix(np.maximum(fw, 0.0) * wgt), 1.0)
+    plain_lo = np.maximum(suffix(fw * wgt), 0.0)
+    pos_x = x > 0
+
+    def combine(up: NDArray, lo: NDArray) -> float:
+        return float(np.dot(p * x, np.where(pos_x, up, lo)))
+
+    value = combine(upper, lower)
+    plain = combine(plain_up, plain_lo)
+    tail_charge = float(np.dot(p[pos_x], x[pos_x])) * min(w_top * eta_hi, 1.0)
+    roundoff = max(value - plain - tail_charge, 0.0)
+    value = float(min(max(value + charge, 0.0), chern + charge))
+    return Amplification(value, chern, float(theta), n_fft, tail_charge,
+                         float(roundoff), charge)

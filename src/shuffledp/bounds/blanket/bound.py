@@ -1,0 +1,258 @@
+"""The ``blanket`` bound's delta(eps): victim groups, the users' classes, the family's cases.
+
+For a profile and a randomizer family F (option ``mechanism``): the profile's budget tiers are
+put into victim groups (contiguous ranges of tiers, as ``clones``' mechanism-aware groups, or
+one tier per group for the families that need it, ``Family.blanket_groups``) and user classes
+(one per tier, or contiguous ranges of tiers inside a group above ``BIN_MIN_TIERS`` tiers).
+For each group the family gives its cases (:meth:`~shuffledp.families.base.Family.
+blanket_cases`), each a law of the privacy amplification variable and the classes' blanket
+masses; one user of the group with the largest mass is taken out of the pool (the victim).
+The group's bound is
+
+    delta_G(eps) = delta_v + (1 - delta_v) min(1, max_cases A_case),
+
+delta_v the group's largest local delta (docs/theory.md 15, Theorem 6 with the mixture
+reading of local delta, section 8), and the bound is the largest group bound.  A case's A is
+:func:`~shuffledp.bounds.blanket.amplification.amplification_bound` of its lattice law
+(:func:`~shuffledp.bounds.blanket.cells.lattice_law`, step ``SD_STEPS`` per standard
+deviation); before it, the Chernoff bound of the same law is tried: a case (or a group)
+whose Chernoff bound is at most the running maximum cannot raise it.
+
+Masses: equal masses are merged and, above ``MAX_CLASSES`` distinct values, rounded down onto a
+geometric grid (fewer blanket reports: a larger bound, docs/theory.md 15.3).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
+from shuffledp.bounds.blanket.cells import lattice_law
+from shuffledp.bounds.clones.aware import VICTIM_GROUPS, VictimGroup, group_edges
+from shuffledp.budgets import BudgetProfile, profile_digest
+from shuffledp.caching import register_mapping
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import Family, get_family
+from shuffledp.families.blanket import Cells
+
+__all__ = ["blanket_delta", "blanket_plan", "SD_STEPS", "MAX_TIER_GROUPS"]
+
+#: Lattice steps per standard deviation of the privacy amplification variable.
+SD_STEPS = 16
+#: Largest number of lattice points of X's law (a coarser step beyond).
+MAX_POINTS = 1 << 13
+#: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
+MAX_CLASSES = 128
+#: Families computed per budget tier accept at most this many tiers.
+MAX_TIER_GROUPS = 256
+#: Profiles with more distinct budgets are binned (ranges of tiers per user class).
+BIN_MIN_TIERS = 131_072
+_BINS = 65_536
+#: Values of the latest evaluations, by (profile digest, eps, family, groups): the eps
+#: inversions of ``blanket`` and of ``tightest`` (which takes it as a member) share them.
+_VALUES: OrderedDict[tuple, float] = OrderedDict()
+_VALUES_SIZE = 4096
+register_mapping("blanket.values", _VALUES)
+
+
+@dataclass(frozen=True)
+class Classes:
+    """The user classes: per class its count, the budgets of its first and last tier, its
+    largest delta; ``edges[g]:edges[g+1]`` are the classes of group g."""
+
+    counts: NDArray[np.int64]
+    eps_a: NDArray[np.float64]
+    eps_b: NDArray[np.float64]
+    delta: NDArray[np.float64]
+    edges: NDArray[np.int64]
+    exact: bool
+    sigma_a: NDArray[np.float64] | None = None
+    sigma_b: NDArray[np.float64] | None = None
+    log_kappa: NDArray[np.float64] | None = None
+
+
+def blanket_plan(profile: BudgetProfile, family: Family,
+                 groups: int = VICTIM_GROUPS) -> tuple[list[VictimGroup], Classes]:
+    """The victim groups and user classes of ``profile`` for ``family`` (module docstring)."""
+    t = profile.tiers  # sorted by eps, then delta
+    eps, delta, counts = t.eps, t.delta, t.counts
+    size = eps.size
+    if family.blanket_groups == "tiers":
+        if size > MAX_TIER_GROUPS:
+            raise ParameterRegimeError(
+                f"the blanket of {family} is computed per budget tier: at most "
+                f"{MAX_TIER_GROUPS} distinct budgets, got {size}")
+        edges = np.arange(size + 1, dtype=np.int64)
+    else:
+        edges = group_edges(counts, groups)
+    out = [VictimGroup(int(a), int(b), int(counts[a:b].sum()), float(eps[a:b].min()),
+                       float(eps[a:b].max()), float(delta[a:b].max()))
+           for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    if size <= BIN_MIN_TIERS:
+        classes = Classes(counts.astype(np.int64), eps, eps, delta, edges, True)
+        return out, classes
+    width = -(-size // _BINS)
+    starts, cls_edges = [], [0]
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        s = np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1 else np.array([a])
+        starts.append(s)
+        cls_edges.append(cls_edges[-1] + s.size)
+    first = np.concatenate(starts).astype(np.int64)
+    last = np.append(first[1:], size) - 1
+    classes = Classes(np.add.reduceat(counts, first).astype(np.int64), eps[first], eps[last],
+                      np.maximum.reduceat(delta, first), np.array(cls_edges, dtype=np.int64),
+                      False)
+    return out, classes
+
+
+def _merged(masses: NDArray[np.float64], counts: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+    """Distinct masses with summed counts; beyond MAX_CLASSES, rounded down onto a geometric
+    grid fine enough to keep MAX_CLASSES values (conservative: smaller masses)."""
+    keep = (masses > 0) & (counts > 0)
+    m, c = masses[keep], counts[keep].astype(np.float64)
+    if m.size == 0:
+        return m, c
+    uniq, inv = np.unique(m, return_inverse=True)
+    if uniq.size <= MAX_CLASSES:
+        return uniq, np.bincount(inv, weights=c)
+    lo, hi = float(uniq[0]), float(uniq[-1])
+    h = max(math.log(hi / lo) / (MAX_CLASSES - 1), 1e-12)
+    k = np.floor(np.log(m / lo) / h)
+    vals = lo * np.exp(k * h)
+    vals = np.where(vals > m, lo * np.exp((k - 1) * h), vals)  # never above the true mass
+    uniq, inv = np.unique(vals, return_inverse=True)
+    return uniq, np.bincount(inv, weights=c)
+
+
+def _floored(cells: Cells, n_others: float) -> Cells | None:
+    """The cells with l raised to ``-2 (n_others + 1) max l``: a pointwise increase (so the law
+    still dominates, docs/theory.md 15.2) that leaves A unchanged up to lattice rounding,
+    because ``X + R <= 0`` below it; None when l <= 0 (A = 0)."""
+    top = float(cells.hi.max())
+    if top <= 0.0:
+        return None
+    floor = -2.0 * (n_others + 1.0) * top
+    lo, hi, mu = cells.lo, cells.hi, cells.mean
+    if float(lo.min()) >= floor:
+        return cells
+    # the new conditional mean E[max(l, floor)] is at most the chord of the convex map
+    # y -> max(y, floor) over [lo, hi] at mu (a cell straddling the floor), floor below it
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chord = np.where(hi > lo, ((hi - mu) * floor + (mu - lo) * hi) / (hi - lo), hi)
+    mean = np.where(hi <= floor, floor, np.where(lo >= floor, mu, np.maximum(chord, mu)))
+    return Cells(cells.mass, np.maximum(lo, floor), np.maximum(hi, floor), mean,
+                 cells.rel_error)
+
+
+def _case_law(cells: Any):
+    mean, var = cells.moments()
+    sd = math.sqrt(var) if var > 0 else 1.0
+    width = float(cells.hi.max() - cells.lo.min())
+    step = max(sd / SD_STEPS, width / MAX_POINTS, 1e-12)
+    return lattice_law(cells, step)
+
+
+def _group_value(family: Family, groups: list[VictimGroup], classes: Classes, gi: int, eps: float,
+                 worst: float) -> float:
+    g = groups[gi]
+    if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
+        return g.delta_hi
+    cases = family.blanket_cases(eps, g, classes)
+    if not cases:
+        return 1.0
+    # the victim: one user of the group leaves the pool, per choice of blanket the one with
+    # the largest mass in it (any victim of the group then sees a pool at least as large)
+    a, b = int(classes.edges[gi]), int(classes.edges[gi + 1])
+    top: dict[int, NDArray[np.float64]] = {}
+    for c in cases:
+        m = np.asarray(c.masses, dtype=np.float64)[a:b]
+        top[c.choice] = m if c.choice not in top else np.maximum(top[c.choice], m)
+    pools: dict[int, NDArray[np.int64]] = {}
+    for ch, m in top.items():
+        cnt = classes.counts.copy()
+        cnt[a + int(np.argmax(m))] -= 1
+        pools[ch] = cnt
+    d_v = g.delta_hi
+    if d_v >= 1.0:
+        return 1.0
+    need = (worst - d_v) / (1.0 - d_v)  # an A at most this cannot raise the maximum
+    n_others = float(classes.counts.sum()) - 1.0
+    by_choice: dict[int, list] = {}
+    for case in cases:
+        cells = _floored(case.cells, n_others)
+        if cells is None:  # l <= 0 everywhere: A = 0
+            by_choice.setdefault(case.choice, [])
+            continue
+        law = _case_law(cells)
+        gam, cnt = _merged(np.asarray(case.masses, dtype=np.float64), pools[case.choice])
+        by_choice.setdefault(case.choice, []).append((law, gam, cnt,
+                                                      chernoff_bound(law, gam, cnt), case))
+    best = math.inf
+    # the choices with the smallest Chernoff maximum first: a later choice stops as soon as
+    # one of its cases exceeds the best value so far
+    for laws in sorted(by_choice.values(), key=lambda ls: max((t[3] for t in ls), default=0.0)):
+        value = 0.0
+        for law, gam, cnt, ch, case in sorted(laws, key=lambda t: -t[3]):
+            if ch <= max(value, need):
+                continue
+            if case.refine is not None:  # the fine cells for the exact evaluation
+                fine = _floored(case.refine(0), n_others)
+                if fine is None:
+                    continue
+                law = _case_law(fine)
+                ch = min(ch, chernoff_bound(law, gam, cnt))
+                if ch <= max(value, need):
+                    continue
+            value = max(value, min(ch, amplification_bound(law, gam, cnt).value))
+            if value >= best:
+                break
+        best = min(best, value)
+        if best <= need:
+            break
+    return float(min(1.0, d_v + (1.0 - d_v) * min(best, 1.0)))
+
+
+def blanket_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binary_rr",
+                  victim_groups: int = VICTIM_GROUPS) -> float:
+    """delta(eps) of the blanket decomposition for ``profile`` and the randomizer family
+    ``mechanism`` (module docstring).
+
+    >>> from shuffledp import BudgetProfile
+    >>> d = blanket_delta(profile=BudgetProfile.identical(n=10_000, eps0=1.0), eps=0.05,
+    ...                   mechanism="laplace")
+    >>> 0.0 < d < 1e-6
+    True
+    """
+    family = get_family(mechanism)
+    key = (profile_digest(profile), float(eps), family.spec, int(victim_groups))
+    got = _VALUES.get(key)
+    if got is not None:
+        _VALUES.move_to_end(key)
+        return got
+    value = _blanket_delta(profile, family, float(eps), victim_groups)
+    _VALUES[key] = value
+    while len(_VALUES) > _VALUES_SIZE:
+        _VALUES.popitem(last=False)
+    return value
+
+
+def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
+                   victim_groups: int) -> float:
+    groups, classes = blanket_plan(profile, family, victim_groups)
+    order = [0, len(groups) - 1] + list(range(1, len(groups) - 1))
+    seen: set[int] = set()
+    worst = 0.0
+    for gi in order:
+        if gi in seen or gi < 0:
+            continue
+        seen.add(gi)
+        worst = max(worst, _group_value(family, groups, classes, gi, eps, worst))
+        if worst >= 1.0:
+            break
+    return float(min(worst, 1.0))

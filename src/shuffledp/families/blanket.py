@@ -1,0 +1,81 @@
+"""The blanket decomposition as the families describe it (the ``blanket`` bound, docs/theory.md 15).
+
+A family with a blanket answers, for a group of victims and the users' classes,
+:meth:`~shuffledp.families.base.Family.blanket_cases`: a list of :class:`BlanketCase`, each a
+law of the privacy amplification variable ``l = (P0 - e^eps P1) / omega`` under the blanket
+omega (as :class:`Cells`) and a lower bound on every user class's blanket mass gamma_j.  The
+group's bound is the largest over its cases; the cases together cover every victim of the
+group and every pair of its inputs (each family's docstring says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Cells", "BlanketCase", "atoms"]
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Cells of the privacy amplification variable (module docstring); ``rel_error`` bounds
+    the relative floating-point error of each mass."""
+
+    mass: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    mean: NDArray[np.float64]
+    rel_error: float = 0.0
+
+    def __post_init__(self) -> None:
+        arrs = [np.atleast_1d(np.asarray(getattr(self, k), dtype=np.float64))
+                for k in ("mass", "lo", "hi", "mean")]
+        if len({a.shape for a in arrs}) != 1:
+            raise ValueError("mass, lo, hi and mean must have the same shape")
+        m, lo, hi, mu = arrs
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(m >= 0)):
+            raise ValueError("cells need finite bounds and non-negative masses")
+        if np.any(lo > hi):
+            raise ValueError("cells need lo <= hi")
+        mu = np.clip(mu, lo, hi)
+        for k, a in zip(("mass", "lo", "hi", "mean"), (m, lo, hi, mu), strict=True):
+            object.__setattr__(self, k, a)
+
+    @property
+    def total(self) -> float:
+        return float(self.mass.sum())
+
+    def moments(self) -> tuple[float, float]:
+        """(mean, an upper bound on the variance) of the cells' law."""
+        m = self.mass / max(self.total, 1e-300)
+        mean = float(np.dot(m, self.mean))
+        second = float(np.dot(m, np.maximum(self.mean**2, np.maximum(self.lo**2, self.hi**2))))
+        return mean, max(second - mean * mean, 0.0)
+
+
+
+@dataclass(frozen=True)
+class BlanketCase:
+    """One law of the privacy amplification variable (``cells``) with the users' blanket
+    masses (``masses``, one per user class, already times 1 - delta_j) and a ``label``.
+
+    ``choice`` numbers alternative blankets: the bound is the largest over the cases of one
+    choice (they cover every victim and pair together) and the smallest over the choices
+    (each alone is a valid bound)."""
+
+    cells: Cells
+    masses: NDArray[np.float64]
+    label: str = ""
+    choice: int = 0
+    #: Finer cells of the same law (``refine(pieces)``), for the exact evaluation; ``cells``
+    #: are then a coarse version (every version dominates the law: any is valid).
+    refine: Callable[[int], Cells] | None = None
+
+
+def atoms(values, mass, rel_error: float = 0.0) -> Cells:
+    """Cells of a discrete law: each value an atom with its mass (exact means)."""
+    v = np.asarray(values, dtype=np.float64)
+    return Cells(np.asarray(mass, dtype=np.float64), v, v, v, rel_error)
