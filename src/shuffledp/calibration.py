@@ -87,8 +87,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shuffledp.bounds import Bound, get_bound, list_bounds
+from shuffledp.bounds.registry import unknown_bound_message
 from shuffledp.budgets import BudgetProfile
-from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.errors import ParameterRegimeError
 from shuffledp.limits import EPS_LOCAL_MAX
 from shuffledp.validation import (
     check_bool,
@@ -416,8 +417,7 @@ def _check_settings(
     check_str(method, "method")
     known = list_bounds()
     if method not in known:
-        raise ValueError(f"unknown bound {short_repr(method, limit=32)}; known bounds: "
-                         f"{', '.join(known)}")
+        raise ValueError(unknown_bound_message(method))
     if options is None:
         options = {}
     if not isinstance(options, Mapping):

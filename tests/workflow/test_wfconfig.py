@@ -226,7 +226,7 @@ def test_stages_stop_at_the_first_with_a_problem():
         "config seed = -1: must be >= 0 (schema: minimum 0)"]
     cfg = _config(methods=["gdp", "not_a_bound"])
     assert validate_config(cfg, SCHEMA)[0].startswith(
-        "config methods: unknown bound 'not_a_bound'; known: blanket_bennett,")
+        "config methods: unknown bound 'not_a_bound'; known: blanket, blanket_bennett,")
     assert "main_mechanism" in cfg["mean_estimation"]  # defaults were filled first
 
 

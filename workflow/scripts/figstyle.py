@@ -82,6 +82,9 @@ class Style:
 METHODS: dict[str, Style] = {
     "gdp": Style("gdp (paper, Chen et al. 2024)", "#D55E00", "o", "paper"),
     "clones": Style("clones (this project)", "#0072B2", "s", "project"),
+    "blanket": Style("blanket (this project, exact blanket divergence)", "#004488", "o",
+                     "project"),
+    "tightest": Style("tightest (min of clones, blanket)", "#1B9E77", "v", "project"),
     "rr_exact": Style("rr_exact (binary RR)", "#000000", "v", "project"),
     "krr_exact": Style("krr_exact (k-RR)", "#555555", "^", "project"),
     "window_lower": Style("window_lower (windowed counts)", "#3B3B3B", "1", "project"),

@@ -17,7 +17,8 @@ from __future__ import annotations
 from shuffledp.bounds.base import Bound
 from shuffledp.errors import short_repr
 
-__all__ = ["register_bound", "unregister_bound", "get_bound", "list_bounds"]
+__all__ = ["register_bound", "unregister_bound", "get_bound", "list_bounds",
+           "unknown_bound_message"]
 
 _REGISTRY: dict[str, Bound] = {}
 
@@ -37,11 +38,35 @@ def _check_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"bound name must be a str, got {type(name).__name__} {short_repr(name)}")
     if name not in _REGISTRY:
-        raise ValueError(
-            f"unknown bound {short_repr(name, limit=32)}; known bounds: "
-            f"{', '.join(list_bounds())}"
-        )
+        raise ValueError(unknown_bound_message(name))
     return name
+
+
+#: Longest message for an unknown bound name (the list of names is cut to fit).
+_MESSAGE_LIMIT = 280
+
+
+def unknown_bound_message(name: object) -> str:
+    """``unknown bound 'x'; known bounds: a, b, ...``: the closest names first, the list cut
+    to keep the message short however many bounds are registered.
+
+    >>> unknown_bound_message("clone")[:48]
+    "unknown bound 'clone'; known bounds: clones, ..."
+    """
+    import difflib
+
+    names = list_bounds()
+    text = name if isinstance(name, str) else ""
+    close = difflib.get_close_matches(text, names, n=3, cutoff=0.6)
+    ordered = close + [m for m in names if m not in close]
+    head = f"unknown bound {short_repr(name, limit=32)}; known bounds: "
+    tail = f" ... ({len(names)} in all: shuffledp.list_bounds())"
+    shown: list[str] = []
+    for m in ordered:
+        if len(head) + len(", ".join([*shown, m])) + len(tail) > _MESSAGE_LIMIT:
+            return head + ", ".join(shown) + tail
+        shown.append(m)
+    return head + ", ".join(shown)
 
 
 def unregister_bound(name: str) -> None:
