@@ -232,8 +232,9 @@ class Laplace(Family):
         better): the victim's l is then peaked, and Lemma 11 still orders the pairs.
         For each choice: pairs of inputs of opposite signs are below (1, -1) (Lemma 11); a
         pair of one sign, translated by its input nearest 0, is an opposite-sign pair of
-        width s <= 1 against the blanket Lap(c, b_r), |c| <= 1 - s, whose masses are at least
-        e^{-|c|/b_r} times these: the cases of a grid of widths cover them (Lemma 12)."""
+        width s <= 1 against the blanket Lap(c, b_r), ``|c| <= 1 - s``, whose masses are at
+        least ``e^{-|c|/b_r}`` times these: the cases of a grid of widths cover them (Lemma
+        12)."""
         v = group.eps_hi
         a = np.asarray(users.eps_a, dtype=np.float64)
         bb = np.asarray(users.eps_b, dtype=np.float64)

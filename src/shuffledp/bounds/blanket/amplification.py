@@ -58,7 +58,7 @@ FFT_SAFETY = 10.0
 WINDOW_TAIL = 1e-22
 #: Largest FFT size (2^24 points: 256 MB of complex numbers).
 MAX_FFT = 1 << 24
-#: Frequencies whose bound on |phi_R| is below this are skipped (and charged).
+#: Frequencies whose bound on ``|phi_R|`` is below this are skipped (and charged).
 SKIP_BELOW = 1e-40
 
 
