@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from numpy.typing import NDArray
 
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
-from shuffledp.bounds.clones.aware import VICTIM_GROUPS, VictimGroup, group_edges
+from shuffledp.bounds.clones.aware import VICTIM_GROUPS, UserBins, VictimGroup, group_edges
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import register_mapping
 from shuffledp.errors import ParameterRegimeError
@@ -61,24 +60,8 @@ _VALUES_SIZE = 4096
 register_mapping("blanket.values", _VALUES)
 
 
-@dataclass(frozen=True)
-class Classes:
-    """The user classes: per class its count, the budgets of its first and last tier, its
-    largest delta; ``edges[g]:edges[g+1]`` are the classes of group g."""
-
-    counts: NDArray[np.int64]
-    eps_a: NDArray[np.float64]
-    eps_b: NDArray[np.float64]
-    delta: NDArray[np.float64]
-    edges: NDArray[np.int64]
-    exact: bool
-    sigma_a: NDArray[np.float64] | None = None
-    sigma_b: NDArray[np.float64] | None = None
-    log_kappa: NDArray[np.float64] | None = None
-
-
 def blanket_plan(profile: BudgetProfile, family: Family,
-                 groups: int = VICTIM_GROUPS) -> tuple[list[VictimGroup], Classes]:
+                 groups: int = VICTIM_GROUPS) -> tuple[list[VictimGroup], UserBins]:
     """The victim groups and user classes of ``profile`` for ``family`` (module docstring)."""
     t = profile.tiers  # sorted by eps, then delta
     eps, delta, counts = t.eps, t.delta, t.counts
@@ -95,7 +78,7 @@ def blanket_plan(profile: BudgetProfile, family: Family,
                        float(eps[a:b].max()), float(delta[a:b].max()))
            for a, b in zip(edges[:-1], edges[1:], strict=True)]
     if size <= BIN_MIN_TIERS:
-        classes = Classes(counts.astype(np.int64), eps, eps, delta, edges, True)
+        classes = UserBins(counts.astype(np.int64), eps, eps, delta, edges, True)
         return out, classes
     width = -(-size // _BINS)
     starts, cls_edges = [], [0]
@@ -105,7 +88,7 @@ def blanket_plan(profile: BudgetProfile, family: Family,
         cls_edges.append(cls_edges[-1] + s.size)
     first = np.concatenate(starts).astype(np.int64)
     last = np.append(first[1:], size) - 1
-    classes = Classes(np.add.reduceat(counts, first).astype(np.int64), eps[first], eps[last],
+    classes = UserBins(np.add.reduceat(counts, first).astype(np.int64), eps[first], eps[last],
                       np.maximum.reduceat(delta, first), np.array(cls_edges, dtype=np.int64),
                       False)
     return out, classes
@@ -158,7 +141,7 @@ def _case_law(cells: Any):
     return lattice_law(cells, step)
 
 
-def _group_value(family: Family, groups: list[VictimGroup], classes: Classes, gi: int, eps: float,
+def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int, eps: float,
                  worst: float) -> float:
     g = groups[gi]
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing

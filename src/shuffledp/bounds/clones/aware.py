@@ -106,6 +106,7 @@ from shuffledp.caching import register_mapping
 from shuffledp.families import Family, family_names, get_family
 
 __all__ = [
+    "UserBins",
     "VICTIM_GROUPS",
     "TAIL_GRID",
     "BIN_MIN_TIERS",
@@ -147,7 +148,7 @@ _SCREEN_RTOL = 1e-6
 class _Tiers:
     """Distinct users (eps, delta) with multiplicities, in victim order (Gaussian: sigma
     decreasing; others: eps increasing), plus the Gaussian scales (``None`` for a binned
-    Gaussian plan with one delta, whose scales are computed per bin, see :class:`_Bins`)."""
+    Gaussian plan with one delta, whose scales are computed per bin, see :class:`UserBins`)."""
 
     eps: NDArray[np.float64]
     delta: NDArray[np.float64]
@@ -172,7 +173,7 @@ class VictimGroup:
 
 
 @dataclass(frozen=True)
-class _Bins:
+class UserBins:
     """The user classes of the pools: contiguous ranges of tiers (victim order), each given a
     lower bound of its users' masses (module docstring, "Bins").  ``exact``: one tier per bin.
 
@@ -180,7 +181,8 @@ class _Bins:
     largest delta_j of the bin; Gaussian: ``sigma_a >= sigma_b`` bound the bin's sigma_j
     (module docstring, "Bins") and ``log_kappa`` is at most every log kappa_j of the bin.
     The bins of group g are ``[edges[g], edges[g + 1])``; every group starts with a bin of
-    its first tier alone."""
+    its first tier alone.  The ``blanket`` bound's user classes are the same type
+    (:func:`shuffledp.bounds.blanket.bound.blanket_plan`)."""
 
     counts: NDArray[np.int64]
     eps_a: NDArray[np.float64]
@@ -197,7 +199,7 @@ class _Bins:
 class _Plan:
     tiers: _Tiers
     groups: tuple[VictimGroup, ...]
-    bins: _Bins
+    bins: UserBins
 
 
 def _binned_gaussian(profile: BudgetProfile, family: Family, n_tiers: int) -> bool:
@@ -241,7 +243,7 @@ def victim_groups(profile: BudgetProfile, family: Any, *,
 
 
 def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
-          edges: NDArray[np.int64]) -> _Bins:
+          edges: NDArray[np.int64]) -> UserBins:
     """One bin per tier, or, above ``BIN_MIN_TIERS`` tiers for the families whose masses are
     bounded below over a range of users by their values at its ends (``_BINNED_FAMILIES``),
     ranges of at most ``ceil(tiers / _BINS)`` tiers inside each group, the group's first tier
@@ -249,7 +251,7 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
     size = tiers.eps.size
     binned = size > BIN_MIN_TIERS and family.binnable
     if not binned:
-        return _Bins(tiers.counts, tiers.eps, tiers.eps, tiers.delta, edges, True,
+        return UserBins(tiers.counts, tiers.eps, tiers.eps, tiers.delta, edges, True,
                      tiers.sigma, tiers.sigma, tiers.log_kappa)
     width = -(-size // _BINS)
     starts, bin_group_edges = [], [0]
@@ -276,7 +278,7 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
             sig_a = sig[:-1] * (1.0 + _SIGMA_SLACK)
             sig_b = sig[1:] * (1.0 - _SIGMA_SLACK)
             log_kappa = family.log_kappa(sig_a, delta)
-    return _Bins(counts, tiers.eps[first], tiers.eps[last], delta,
+    return UserBins(counts, tiers.eps[first], tiers.eps[last], delta,
                  np.array(bin_group_edges, dtype=np.int64), False, sig_a, sig_b, log_kappa)
 
 
