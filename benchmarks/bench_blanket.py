@@ -9,7 +9,8 @@ with ``time.perf_counter`` from cold caches (:func:`shuffledp.clear_caches` and 
 profile object).  Three sections:
 
 * ``identical``: n = 10^4 identical users, delta = 1e-6: Laplace, OUE (d = 2 and 100),
-  10-RR and binary RR; ``blanket`` and ``clones`` with ``mechanism`` = the family, the best
+  10-RR and binary RR; ``blanket``, ``clones`` and ``tightest`` (which adds ``rr_upper`` for
+  binary RR: the exact worst case rounded up) with ``mechanism`` = the family, the best
   certified lower bound of the family (the largest of ``rr_exact``, ``krr_exact`` with its k
   and ``window_lower`` with the family, each where it covers the family), and the published
   upper (and lower) numbers of Su, Cheng, Wang;
@@ -114,12 +115,12 @@ def timed(name: str, profile: BudgetProfile, delta: float, **opts: Any) -> dict:
     prof = _fresh(profile)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
-        eps = get_bound(name).evaluate(profile=prof, delta=delta, **opts).eps
-        reason = ""
+        res = get_bound(name).evaluate(profile=prof, delta=delta, **opts)
+        eps, reason, winner = res.eps, "", str(res.diagnostics.get("winner", ""))
     except (ParameterRegimeError, ValueError, MemoryError) as err:
-        eps, reason = math.nan, _short(err)
+        eps, reason, winner = math.nan, _short(err), ""
     return {"eps": float(eps), "seconds": time.perf_counter() - t0,
-            "cpu": time.process_time() - c0, "reason": reason}
+            "cpu": time.process_time() - c0, "reason": reason, "winner": winner}
 
 
 def best_lower(profile: BudgetProfile, spec: str, delta: float) -> dict:
@@ -195,9 +196,10 @@ def print_reasons(reasons: list[str]) -> None:
 def identical(quick: bool, delta: float = DELTA, n: int = N_IDENTICAL) -> None:
     rows = [IDENTICAL_ROWS[i] for i in QUICK_IDENTICAL] if quick else list(IDENTICAL_ROWS)
     print(f"== 1. Identical budgets: n = {n}, delta = {delta:g} (central eps) ==")
-    head = (f"{'row':<10} {'eps0':>4} {'blanket':>8} {'clones':>8} {'lower':>8} "
-            f"{'(lower by)':<13} {'Su up':>8} {'Su low':>8} {'b/Su':>6} {'b/low':>6} "
-            f"{'s blank':>8} {'s clones':>8}  flags")
+    head = (f"{'row':<10} {'eps0':>4} {'blanket':>8} {'clones':>8} {'tightest':>8} "
+            f"{'(by)':<8} {'lower':>8} {'(lower by)':<13} {'Su up':>8} {'Su low':>8} "
+            f"{'b/Su':>6} {'b/low':>6} {'t/low':>7} {'s blank':>8} {'s clones':>8} "
+            f"{'s tight':>8}  flags")
     print(head)
     print("-" * len(head))
     reasons: list[str] = []
@@ -205,23 +207,32 @@ def identical(quick: bool, delta: float = DELTA, n: int = N_IDENTICAL) -> None:
         profile = BudgetProfile.identical(n=n, eps0=eps0)
         bl = timed("blanket", profile, delta, mechanism=spec)
         cl = timed("clones", profile, delta, mechanism=spec)
+        ti = timed("tightest", profile, delta, mechanism=spec)
         lo = best_lower(profile, spec, delta)
         where = f"identical {spec} eps0={eps0:g} n={n} delta={delta:g}"
         flag = check_row(where, {"blanket": bl["eps"], "clones": cl["eps"]}, lo)
+        if below(ti["eps"], lo["eps"]):
+            SOUNDNESS.append(f"{where}: tightest eps = {ti['eps']:.9g} < {lo['method']} eps = "
+                             f"{lo['eps']:.9g}")
+            flag += "  tightest BELOW LOWER"
         if su_low is not None and below(bl["eps"], su_low):
             flag += "  blanket below Su's published lower (not certified here)"
-        for name, r in (("blanket", bl), ("clones", cl), ("lower", lo)):
+        for name, r in (("blanket", bl), ("clones", cl), ("tightest", ti), ("lower", lo)):
             if r["reason"]:
                 reasons.append(f"{label} eps0={eps0:g} {name}: {r['reason']}")
         print(f"{label:<10} {eps0:>4g} {fmt(bl['eps']):>8} {fmt(cl['eps']):>8} "
+              f"{fmt(ti['eps']):>8} {ti['winner'] or '-':<8} "
               f"{fmt(lo['eps']):>8} {lo['method'] or '-':<13} {fmt(su_up):>8} "
               f"{fmt(su_low):>8} {fmt(ratio(bl['eps'], su_up), '.3f'):>6} "
-              f"{fmt(ratio(bl['eps'], lo['eps']), '.3f'):>6} {bl['seconds']:>8.3f} "
-              f"{cl['seconds']:>8.3f}  {flag}", flush=True)
+              f"{fmt(ratio(bl['eps'], lo['eps']), '.3f'):>6} "
+              f"{fmt(ratio(ti['eps'], lo['eps']), '.5f'):>7} {bl['seconds']:>8.3f} "
+              f"{cl['seconds']:>8.3f} {ti['seconds']:>8.3f}  {flag}", flush=True)
     print(f"  Su up / Su low: {SU}; the OUE numbers do not state d (shown for both d); "
           "10-RR: the exact pair value 0.02325 (the target, window_lower's value).")
     print("  lower = the largest of rr_exact / krr_exact (k) / window_lower (mechanism) that "
-          "covers the family; s = seconds per value, cold caches.")
+          "covers the family; tightest = the smallest of its members for the family (by = "
+          "the winner; rr_upper for binary RR: every configuration, rounded up); s = seconds "
+          "per value, cold caches.")
     print_reasons(reasons)
     print()
 

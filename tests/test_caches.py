@@ -35,6 +35,8 @@ KNOWN = {
     "gaussian.sigma": ("shuffledp.families.gaussian", "_SIGMA"),
     "blanket.values": ("shuffledp.bounds.blanket.bound", "_VALUES"),
     "tightest.winners": ("shuffledp.bounds.tightest", "_LAST"),
+    "rr_upper.pairs": ("shuffledp.bounds.rr_upper", "_CACHE"),
+    "rr_upper.argmin": ("shuffledp.bounds.rr_upper", "_ARGMIN"),
 }
 
 
@@ -100,6 +102,9 @@ def test_calling_the_bounds_fills_every_cache_and_clear_empties_them():
     keep.append(gauss)
     get_bound("window_lower").eps(profile=gauss, delta=1e-6, mechanism="gaussian")
     get_bound("tightest").evaluate(profile=pers, delta=1e-6, mechanism="krr:3")  # + blanket
+    get_bound("blanket").delta(profile=pers, eps=0.1, mechanism="krr:3")  # its values
+    # rr_upper's pairs, and (the error charge is most of a delta this small) its minimiser
+    get_bound("rr_upper").delta(profile=BudgetProfile.identical(n=400, eps0=1.0), eps=0.9)
     sizes = cache_sizes()
     assert set(KNOWN) - {"aware.plans", "aware.counts"} <= set(sizes)
     empty = [name for name, size in sizes.items() if size == 0]

@@ -18,6 +18,7 @@ from shuffledp.bounds import (
     liu23,  # noqa: F401  (registers "liu23_personalized")
     liu24,  # noqa: F401  (registers "liu24")
     rr_exact,  # noqa: F401  (registers "rr_exact")
+    rr_upper,  # noqa: F401  (registers "rr_upper")
     tightest,  # noqa: F401  (registers "tightest"; after clones and blanket)
     variation_ratio,  # noqa: F401  (registers "variation_ratio")
     window,  # noqa: F401  (registers "window_lower")

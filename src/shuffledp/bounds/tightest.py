@@ -1,7 +1,9 @@
 """The tightest rigorous bound for the randomizer the users run (registered ``tightest``, kind
-``upper``): the smaller of ``clones`` (mechanism-aware masses) and ``blanket``.
+``upper``): the smallest of ``clones`` (mechanism-aware masses), ``blanket`` and, for binary
+randomized response and one-bit Duchi with identical budgets, ``rr_upper`` (the exact worst
+case, rounded up).
 
-Both are valid upper bounds on the same quantity (the hockey-stick divergence of the shuffled
+All are valid upper bounds on the same quantity (the hockey-stick divergence of the shuffled
 output of the protocols of the family F named by ``mechanism``, for every pair of
 neighbouring datasets), so their minimum is one too: ``delta(eps) = min(delta_clones(eps),
 delta_blanket(eps))`` and ``eps(delta) = min(eps_clones(delta), eps_blanket(delta))`` (each
@@ -35,7 +37,9 @@ from shuffledp.families import Family, get_family
 __all__ = ["MEMBERS", "members", "tightest_delta", "tightest_eps", "BOUND"]
 
 #: The bounds whose minimum is taken, in order of preference on ties.
-MEMBERS = ("clones", "blanket")
+MEMBERS = ("clones", "blanket", "rr_upper")
+#: Members that take no options (they name their randomizers themselves).
+_PLAIN = ("rr_upper",)
 #: Diagnostics of the latest evaluations (the winner of each), a few entries.
 _LAST: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
 _LAST_SIZE = 64
@@ -45,6 +49,8 @@ register_mapping("tightest.winners", _LAST)
 def _member_options(name: str, mechanism: Any, victim_groups: int) -> dict[str, Any]:
     if mechanism is None:
         return {"clone": "stronger"} if name == "clones" else {}
+    if name in _PLAIN:
+        return {}
     return {"mechanism": get_family(mechanism).spec, "victim_groups": victim_groups}
 
 
@@ -55,6 +61,8 @@ def members(profile: BudgetProfile, mechanism: Any = None,
     >>> from shuffledp import BudgetProfile
     >>> [m for m, _ in members(BudgetProfile.identical(n=100, eps0=1.0), "laplace")]
     ['clones', 'blanket']
+    >>> [m for m, _ in members(BudgetProfile.identical(n=100, eps0=1.0), "binary_rr")]
+    ['clones', 'blanket', 'rr_upper']
     >>> [m for m, _ in members(BudgetProfile.identical(n=100, eps0=1.0))]
     ['clones']
     """
@@ -168,14 +176,14 @@ BOUND = register_bound(
         info=BoundInfo(
             name="tightest",
             kind="upper",
-            title="Tightest rigorous bound: min(clones, blanket) for the randomizer run",
-            citation=("min of the rigorous clones (docs/theory.md 3-4) and blanket "
-                      "(docs/theory.md 15) bounds"),
+            title="Tightest rigorous bound: min(clones, blanket, rr_upper) for the randomizer run",
+            citation=("min of the rigorous clones (docs/theory.md 3-4), blanket "
+                      "(docs/theory.md 15) and rr_upper (docs/theory.md 9.1) bounds"),
             personalized=True,
             approx_ldp=True,
             randomizers=("any",),
             options={"mechanism": None, "victim_groups": VICTIM_GROUPS},
-            coverage_note=("what both members cover: every eps-LDP randomizer without a "
+            coverage_note=("what every member used covers: every eps-LDP randomizer without a "
                            "mechanism (clones alone), else its mechanism's protocols"),
         ),
         delta_fn=tightest_delta,

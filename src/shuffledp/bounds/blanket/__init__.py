@@ -32,14 +32,14 @@ from __future__ import annotations
 from typing import Any
 
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
-from shuffledp.bounds.blanket.bound import blanket_delta, blanket_plan
+from shuffledp.bounds.blanket.bound import blanket_delta, blanket_eps, blanket_plan
 from shuffledp.bounds.clones.aware import VICTIM_GROUPS
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, family_names, get_family
 
-__all__ = ["blanket_delta", "blanket_coverage", "BLANKET_FAMILIES", "BOUND"]
+__all__ = ["blanket_delta", "blanket_eps", "blanket_coverage", "BLANKET_FAMILIES", "BOUND"]
 
 
 def _blanket_families() -> tuple[str, ...]:
@@ -111,6 +111,7 @@ BOUND = register_bound(
             ),
         ),
         delta_fn=blanket_delta,
+        eps_fn=blanket_eps,
         check_fn=_check,
         diagnostics_fn=_diagnostics,
         covers_fn=blanket_coverage,

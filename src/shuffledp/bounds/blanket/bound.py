@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.clones.aware import VICTIM_GROUPS, UserBins, VictimGroup, group_edges
@@ -40,7 +41,9 @@ from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 from shuffledp.families.blanket import Cells
 
-__all__ = ["blanket_delta", "blanket_plan", "SD_STEPS", "MAX_TIER_GROUPS"]
+optimize = lazy_module("scipy.optimize")
+
+__all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "SD_STEPS", "MAX_TIER_GROUPS"]
 
 #: Lattice steps per standard deviation of the privacy amplification variable.
 SD_STEPS = 16
@@ -225,17 +228,105 @@ def blanket_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binar
     return value
 
 
+def _visit_order(size: int) -> list[int]:
+    """The victim groups in the order they are evaluated: the smallest budgets, the largest,
+    then the rest (the worst group is usually at an end, and it prunes the others early)."""
+    return list(dict.fromkeys(i for i in [0, size - 1, *range(1, size - 1)] if i >= 0))
+
+
 def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
                    victim_groups: int) -> float:
     groups, classes = blanket_plan(profile, family, victim_groups)
-    order = [0, len(groups) - 1] + list(range(1, len(groups) - 1))
-    seen: set[int] = set()
     worst = 0.0
-    for gi in order:
-        if gi in seen or gi < 0:
-            continue
-        seen.add(gi)
+    for gi in _visit_order(len(groups)):
         worst = max(worst, _group_value(family, groups, classes, gi, eps, worst))
         if worst >= 1.0:
             break
     return float(min(worst, 1.0))
+
+
+def _group_delta(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int,
+                 eps: float, worst: float = 0.0) -> float:
+    """A group's bound at ``eps``; with ``worst > 0`` the value may be any number <= ``worst``
+    when the group's bound is at most ``worst`` (the Chernoff screening of _group_value)."""
+    return _group_value(family, groups, classes, gi, float(eps), worst)
+
+
+def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
+    """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
+    ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: ``b`` itself when
+    ``fn`` is still above the target one tolerance below ``b``; else Brent's method on
+    ``log fn`` locates the crossing r (``scipy.optimize.brentq``), then the first of r plus 1, 2,
+    4, 8 tolerances where ``fn <= target`` is returned; if none is, bisection on the bracket
+    ``[a, b]`` as in :func:`shuffledp.numerics.invert_monotone`."""
+    log_t = math.log(target)
+
+    def g(x: float) -> float:
+        return math.log(max(fn(x), 1e-300)) - log_t
+
+    near = b - max(atol, rtol * abs(b))
+    if near <= a or g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump
+        return b                    # at the group's largest budget, where delta_G falls)
+    b = near
+    try:
+        r = optimize.brentq(g, a, b, xtol=atol / 4.0, rtol=max(rtol / 4.0, 1e-14))
+    except ValueError:  # no sign change seen (a group bound that is not monotone)
+        r = a
+    for k in (1.0, 2.0, 4.0, 8.0):
+        x = min(b, r + k * max(atol, rtol * abs(r)))
+        if g(x) <= 0.0:
+            return x
+        a = max(a, x)
+    while b - a > max(atol, rtol * abs(b)):
+        m = 0.5 * (a + b)
+        if m <= a or m >= b:
+            break
+        if g(m) <= 0.0:
+            b = m
+        else:
+            a = m
+    return b
+
+
+def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binary_rr",
+                victim_groups: int = VICTIM_GROUPS) -> float:
+    """eps(delta) of the blanket bound: ``max`` over the victim groups of each group's eps.
+
+    ``delta(eps) = max_G delta_G(eps)``, so the smallest eps with ``delta(eps) <= delta`` is the
+    largest of the groups' (each group's bound is non-increasing in eps).  The groups are
+    visited in the order of :func:`_blanket_delta`; a group whose bound at the running eps is
+    already at most ``delta`` (often settled by its Chernoff bound alone) is passed, any other is
+    solved from there (:func:`_solve_group`) with the tolerances of the shared inversion.
+
+    Each group is certified at some eps_G <= the returned eps (its computed bound at eps_G is
+    at most delta); its victims' true divergence is non-increasing in eps, so it is at most
+    delta at the returned eps as well, whether or not the computed bound is monotone.  A
+    group whose local delta is at least ``delta`` cannot be certified this way: the shared
+    bisection of :func:`shuffledp.numerics.eps_from_delta` on the whole bound is used.
+    """
+    from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL
+    from shuffledp.numerics import eps_from_delta
+
+    family = get_family(mechanism)
+    groups, classes = blanket_plan(profile, family, victim_groups)
+
+    def shared() -> float:
+        try:
+            return eps_from_delta(
+                lambda e: blanket_delta(profile=profile, eps=e, mechanism=mechanism,
+                                        victim_groups=victim_groups),
+                delta, side="upper", eps_max=1e3, rtol=INVERSION_RTOL, atol=INVERSION_ATOL)
+        except ValueError as err:
+            raise ParameterRegimeError(
+                f"blanket cannot certify delta = {delta:g} for any eps <= 1000") from err
+
+    if any(g.delta_hi >= delta for g in groups):
+        return shared()
+    eps = 0.0
+    for gi in _visit_order(len(groups)):
+        g = groups[gi]
+        if eps >= g.eps_hi or _group_delta(family, groups, classes, gi, eps, delta) <= delta:
+            continue
+        eps = _solve_group(lambda e, gi=gi: _group_delta(family, groups, classes, gi, e),
+                           delta, eps, g.eps_hi, INVERSION_RTOL, INVERSION_ATOL)
+    return eps
