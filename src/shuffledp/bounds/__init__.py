@@ -17,6 +17,7 @@ from shuffledp.bounds import (
     krr_exact,  # noqa: F401  (registers "krr_exact")
     liu23,  # noqa: F401  (registers "liu23_personalized")
     liu24,  # noqa: F401  (registers "liu24")
+    lr_sum,  # noqa: F401  (registers "lr_sum_lower")
     rr_exact,  # noqa: F401  (registers "rr_exact")
     rr_upper,  # noqa: F401  (registers "rr_upper")
     tightest,  # noqa: F401  (registers "tightest"; after clones and blanket)

@@ -49,7 +49,8 @@ from shuffledp._lazy import lazy_module
 sfft = lazy_module("scipy.fft")
 special = lazy_module("scipy.special")
 
-__all__ = ["LatticeLaw", "Amplification", "amplification_bound", "chernoff_bound", "law_charge"]
+__all__ = ["LatticeLaw", "Amplification", "amplification_bound", "amplification_lower",
+           "chernoff_bound", "law_charge"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Safety factor on the FFT round-off estimate (an estimate, not a proof).
@@ -231,24 +232,28 @@ def _halfwidth(var: float, span: float, eta: float) -> float:
     return span * a / 3.0 + math.sqrt((span * a / 3.0) ** 2 + 2.0 * var * a)
 
 
-def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
-    """An upper bound on ``A = E[X 1{X + R > 0}]`` (module docstring).
+@dataclass(frozen=True)
+class _Tails:
+    """Bounds on ``Pr[R > -x]`` at every value x of the lattice law (``upper``, ``lower``), the
+    same without the round-off and window charges (``plain_up``, ``plain_lo``), and what the
+    upper bound needs besides (module docstring)."""
 
-    >>> law = LatticeLaw(offset=-3, pmf=np.array([0.25, 0.0, 0.0, 0.5, 0.0, 0.25]), step=1.0)
-    >>> a = amplification_bound(law, [0.5], [4])
-    >>> bool(0.0 < a.value <= a.chernoff)
-    True
-    """
-    gammas, counts = _classes(gammas, counts)
+    upper: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    plain_up: NDArray[np.float64]
+    plain_lo: NDArray[np.float64]
+    chern: float
+    theta: float
+    n_fft: int
+    top_mass: float  # w_top * eta_hi: the upper tail's window charge
+
+
+def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
+    """The tilted FFT of the module docstring; None when the window needs more than MAX_FFT
+    points (then only the Chernoff bound is available)."""
     x = law.values
     p = law.pmf
     x_pos_max = max(float(x[-1]), 0.0)
-    charge = law_charge(law, gammas, counts)
-    if x_pos_max <= 0.0:
-        return Amplification(0.0, 0.0, 0.0, 0, 0.0, 0.0, charge)
-    if gammas.size == 0:  # no blanket: A = E[X_+]
-        v = float(np.dot(p[x > 0], x[x > 0]))
-        return Amplification(v + charge, v, 0.0, 0, 0.0, 0.0, charge)
     theta, log_c = _best_theta(law, gammas, counts)
     chern = float(min(math.exp(min(log_c, 700.0)), x_pos_max))
     d = law.step
@@ -274,8 +279,7 @@ def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
     width = hi_idx - lo_idx + 1
     n_fft = 1 << max(int(math.ceil(math.log2(width))), 4)
     if n_fft > MAX_FFT:
-        # too wide to resolve: the Chernoff bound is the answer
-        return Amplification(chern + charge, chern, theta, 0, 0.0, 0.0, charge)
+        return None
     # tilted mass beyond the window: none beyond R's support, Bernstein's bound elsewhere
     eta_hi = 0.0 if hi_idx > sup_hi else _bernstein(hi_idx * d - mean_r, var_r, span)
     eta_lo = 0.0 if lo_idx < sup_lo else _bernstein(mean_r - lo_idx * d, var_r, span)
@@ -334,15 +338,70 @@ def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
     lower = np.maximum(suffix((fw - err_entry) * wgt) - (eta_hi + eta_lo) * w_first, 0.0)
     plain_up = np.minimum(suffix(np.maximum(fw, 0.0) * wgt), 1.0)
     plain_lo = np.maximum(suffix(fw * wgt), 0.0)
+    return _Tails(upper, lower, plain_up, plain_lo, chern, float(theta), n_fft,
+                  float(w_top * eta_hi))
+
+
+def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
+    """An upper bound on ``A = E[X 1{X + R > 0}]`` (module docstring).
+
+    >>> law = LatticeLaw(offset=-3, pmf=np.array([0.25, 0.0, 0.0, 0.5, 0.0, 0.25]), step=1.0)
+    >>> a = amplification_bound(law, [0.5], [4])
+    >>> bool(0.0 < a.value <= a.chernoff)
+    True
+    """
+    gammas, counts = _classes(gammas, counts)
+    x = law.values
+    p = law.pmf
+    x_pos_max = max(float(x[-1]), 0.0)
+    charge = law_charge(law, gammas, counts)
+    if x_pos_max <= 0.0:
+        return Amplification(0.0, 0.0, 0.0, 0, 0.0, 0.0, charge)
+    if gammas.size == 0:  # no blanket: A = E[X_+]
+        v = float(np.dot(p[x > 0], x[x > 0]))
+        return Amplification(v + charge, v, 0.0, 0, 0.0, 0.0, charge)
+    t = _tails(law, gammas, counts)
+    if t is None:
+        # too wide to resolve: the Chernoff bound is the answer
+        theta, log_c = _best_theta(law, gammas, counts)
+        chern = float(min(math.exp(min(log_c, 700.0)), x_pos_max))
+        return Amplification(chern + charge, chern, theta, 0, 0.0, 0.0, charge)
     pos_x = x > 0
 
     def combine(up: NDArray, lo: NDArray) -> float:
         return float(np.dot(p * x, np.where(pos_x, up, lo)))
 
-    value = combine(upper, lower)
-    plain = combine(plain_up, plain_lo)
-    tail_charge = float(np.dot(p[pos_x], x[pos_x])) * min(w_top * eta_hi, 1.0)
+    value = combine(t.upper, t.lower)
+    plain = combine(t.plain_up, t.plain_lo)
+    tail_charge = float(np.dot(p[pos_x], x[pos_x])) * min(t.top_mass, 1.0)
     roundoff = max(value - plain - tail_charge, 0.0)
-    value = float(min(max(value + charge, 0.0), chern + charge))
-    return Amplification(value, chern, float(theta), n_fft, tail_charge,
+    value = float(min(max(value + charge, 0.0), t.chern + charge))
+    return Amplification(value, t.chern, t.theta, t.n_fft, tail_charge,
                          float(roundoff), charge)
+
+
+def amplification_lower(law: LatticeLaw, gammas, counts) -> float:
+    """A *lower* bound on ``A = E[X 1{X + R > 0}]`` for a law that the lattice law stands
+    *below* (its values at most the true ones, coupled; up to ``tv_error`` and
+    ``w1_error``): the terms with x > 0 use the lower bound on ``Pr[R > -x]``, those with
+    x < 0 the upper one, and the lattice law's charge (:func:`law_charge`) is subtracted.
+    0 when the window needs more than ``MAX_FFT`` points (no certificate).
+
+    >>> law = LatticeLaw(offset=-3, pmf=np.array([0.25, 0.0, 0.0, 0.5, 0.0, 0.25]), step=1.0)
+    >>> lo, up = amplification_lower(law, [0.5], [4]), amplification_bound(law, [0.5], [4])
+    >>> bool(0.0 < lo <= up.value)
+    True
+    """
+    gammas, counts = _classes(gammas, counts)
+    x = law.values
+    p = law.pmf
+    if max(float(x[-1]), 0.0) <= 0.0:
+        return 0.0
+    charge = law_charge(law, gammas, counts)
+    if gammas.size == 0:  # no blanket: A = E[X_+]
+        return max(float(np.dot(p[x > 0], x[x > 0])) - charge, 0.0)
+    t = _tails(law, gammas, counts)
+    if t is None:
+        return 0.0
+    value = float(np.dot(p * x, np.where(x > 0, t.lower, t.upper)))
+    return max(value - charge, 0.0)

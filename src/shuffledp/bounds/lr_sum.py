@@ -1,0 +1,299 @@
+"""Certified lower bound: the exact divergence of the dataset pair "every other user holds x1",
+through the law of the likelihood-ratio sum (registered ``lr_sum_lower``, kind ``lower``).
+
+The pair.  Identical budgets; every user runs the randomizer R of the family ``mechanism`` with
+budget eps0.  The victim holds x0 (P) or x1 (Q); the n - 1 others all hold x1.  Under Q the n
+reports are i.i.d. ``R(x1)``; under P one uniformly random report is ``R(x0)``.  So the
+likelihood ratio of the shuffled multiset is ``(1/n) sum_i r(y_i)``, ``r = dR(x0) / dR(x1)``
+(Su, Cheng, Wang, IEEE S&P 2026, arXiv 2504.07414, take their lower bounds from this
+statistic), and exactly, with ``E = e^eps`` and ``S = sum_i r(Y_i)``, Y_i i.i.d. ``R(x1)``,
+
+    H_E(P || Q) = E[(S/n - E)_+],         H_E(Q || P) = E[(1 - E S/n)_+].
+
+Any post-processing of a neighbouring pair gives a lower bound on the worst case, and the
+divergence is non-increasing in E: both are used below (docs/theory.md 13.5).
+
+Exact lattice laws (Laplace).  The analyst is given only a *label* per report (a coarsening
+of the output space: a post-processing, so its divergence is still a lower bound); the labels'
+likelihood ratios ``r_c`` are chosen on the lattice ``phi + d Z`` with ``phi = E mod d``, so
+``X = r_c - E`` lies on ``d Z`` exactly and
+
+    H_E(P' || Q') = E[(X_1 + ... + X_n)_+] / n = A,
+
+the amplification sum of the blanket module with every other user a blanket report (masses 1,
+count n - 1), computed by :func:`~shuffledp.bounds.blanket.amplification.amplification_lower`
+with every FFT, window and round-off error on the lower side; ``H(Q' || P') = E A'`` with
+``X' = 1/E - r_c`` on the lattice through 1/E.  Laplace on [-1, 1] (inputs +1 and -1,
+``r(y) = exp(eps0 clip(y, -1, 1))`` under ``Lap(-1, 2/eps0)``): labels are intervals of y.
+Over ``[a, c]`` in [-1, 1] a label's ratio is exactly ``exp(eps0 (a + c) / 2)`` (the Q-density
+is proportional to ``e^{-eps0 y / 2}`` there), so each interval's right end is solved in closed
+form to put its ratio on the lattice.  The first label is ``y <= y*`` with y* solved so that its
+ratio is the first lattice point at or above ``max(d, e^-eps0)`` (the reports that favour x1
+most, merged), the last is ``y >= a_last`` with its ratio rounded down (up for
+``H(Q'||P')``), a move of one label by less than d.
+
+OUE (categories x0 and x1): only the two bits of x0 and x1 matter, ``r in {e^eps0, 1,
+e^-eps0}`` with Q-probabilities ``(q/2, 1/2, (1 - q)/2)``, q = 1/(1 + e^eps0); the sum is a
+multinomial and both divergences are summed exactly over the counts (a window of the counts;
+only non-negative terms are dropped), scipy's binomial pmf with its relative error subtracted;
+``n <= N_MAX_OUE``.  Binary RR and k-RR: the same pair is one of ``rr_exact``'s and
+``krr_exact``'s.
+
+Code names -> symbols: ``r`` = the likelihood ratio of one report (label), ``d`` = lattice step
+(``sd(r) / SD_STEPS``), ``phi`` = lattice shift, ``E'`` = e^eps raised to the lattice.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp._lazy import lazy_module
+from shuffledp.binomial import binom_pmf
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage
+from shuffledp.bounds.blanket.amplification import LatticeLaw, amplification_lower
+from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import Family, get_family
+
+special = lazy_module("scipy.special")
+
+__all__ = ["LR_FAMILIES", "SD_STEPS", "N_MAX_OUE", "lr_sum_delta", "laplace_labels", "BOUND"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Lattice steps per standard deviation of r under Q.
+SD_STEPS = 64
+#: Largest number of lattice points of one report's law (a coarser step beyond).
+MAX_POINTS = 1 << 16
+#: The families with a pair here.
+LR_FAMILIES = ("laplace", "oue")
+#: OUE's exact multinomial sum is done for at most this many users.
+N_MAX_OUE = 100_000
+#: Relative error of scipy's binomial pmf (as in rr_exact).
+_PMF_RTOL = 1e-9
+#: Tail mass left out of each count window of OUE's sum (only non-negative terms are dropped).
+_OUE_TAIL = 1e-40
+
+
+# --------------------------------------------------------------------------- lattice laws
+def _sd_r(name: str, eps0: float) -> float:
+    """Standard deviation of r under Q for Laplace (it only sets the lattice step):
+    ``E_Q r^2 = lo^2 / 2 + int_{-1}^{1} e^{2 eps0 y} dQ + hi^2 e^{-eps0} / 2``."""
+    lo, hi = math.exp(-eps0), math.exp(eps0)
+    b = 2.0 / eps0
+    k = 2.0 * eps0 - 1.0 / b
+    mid = (math.exp(-1.0 / b) / (2.0 * b)) * (math.exp(k) - math.exp(-k)) / k
+    m2 = 0.5 * lo * lo + mid + 0.5 * math.exp(-eps0) * hi * hi
+    return math.sqrt(max(m2 - 1.0, 1e-300))
+
+
+def laplace_labels(eps0: float, d: float, phi: float) -> tuple[NDArray[np.float64],
+                                                              NDArray[np.float64], float, float]:
+    """Labels of the Laplace pair (module docstring) with ratios on ``phi + d Z``:
+    ``(ratios, masses, last_ratio, last_mass)``; every ratio is within a few ulps of its lattice
+    point except the last label's, which the caller rounds.  Masses are Q-probabilities with a
+    relative error of a few ulps each (``sf(a) (1 - e^{-(c - a)/b})``, no cancellation).
+
+    The first label ``y <= y*`` (the atom y <= -1 and ``(-1, y*]``) has ratio
+    ``(lo / 2 + m e^{eps0 (y* - 1) / 2}) / (1/2 + m)``, m = Q((-1, y*]), increasing in y*: y* is
+    solved (bisection to the last bit) for the first lattice point at or above ``max(d, lo)``.
+    """
+    b = 2.0 / eps0
+    half = eps0 / 2.0
+    lo, hi = math.exp(-eps0), math.exp(eps0)
+
+    def sf(y: float) -> float:  # Q(Y > y) for y >= -1, Q = Lap(-1, b)
+        return 0.5 * math.exp(-(y + 1.0) / b)
+
+    def mass(a: float, c: float) -> float:
+        return sf(a) * -math.expm1(-(c - a) / b)
+
+    def first_ratio(y: float) -> float:
+        m = mass(-1.0, y)
+        return (0.5 * lo + m * math.exp(half * (y - 1.0))) / (0.5 + m)
+
+    target = phi + d * math.ceil((max(d, lo) - phi) / d)
+    if target <= lo * (1.0 + 4.0 * _U):  # lo itself is on the lattice: the atom alone
+        y_star, first = -1.0, lo
+    else:
+        y_lo, y_hi = -1.0, 1.0
+        if first_ratio(y_hi) < target:
+            raise ParameterRegimeError("lr_sum_lower: lattice step too coarse for the Laplace "
+                                       f"pair at eps0 = {eps0:g}")
+        for _ in range(200):
+            mid = 0.5 * (y_lo + y_hi)
+            if mid <= y_lo or mid >= y_hi:
+                break
+            if first_ratio(mid) < target:
+                y_lo = mid
+            else:
+                y_hi = mid
+        y_star, first = y_hi, first_ratio(y_hi)
+    ratios, masses = [first], [0.5 + mass(-1.0, y_star)]
+    a = y_star
+    while a < 1.0:
+        # the next lattice point above r(a), then the interval [a, c] whose ratio it is
+        t = phi + d * (math.floor((math.exp(eps0 * a) - phi) / d) + 1.0)
+        c = 2.0 * math.log(t) / eps0 - a
+        if c >= 1.0:
+            break
+        ratios.append(t)
+        masses.append(mass(a, c))
+        a = c
+    m_int = mass(a, 1.0) if a < 1.0 else 0.0
+    m_atom = 0.5 * math.exp(-2.0 / b)
+    last = (m_int * math.exp(half * (a + 1.0)) + m_atom * hi) / (m_int + m_atom)
+    return np.array(ratios), np.array(masses), last, m_int + m_atom
+
+
+def _lattice(ratios, masses, phi, last, m_last, d: float, shift_idx: int, sign: int,
+             scale: float) -> LatticeLaw:
+    """The law of ``sign * (r_c - phi) / d - shift_idx`` (integers) times d: each ratio's
+    lattice index, the last label's rounded so that the value can only fall."""
+    idx = np.rint((np.asarray(ratios) - phi) / d).astype(np.int64)
+    k_last = math.floor((last - phi) / d) if sign > 0 else math.ceil((last - phi) / d)
+    idx = np.append(idx, k_last)
+    masses = np.append(masses, m_last)
+    vals = sign * idx - shift_idx
+    off = int(vals.min())
+    pmf = np.zeros(int(vals.max()) - off + 1)
+    np.add.at(pmf, vals - off, masses)
+    # masses: a relative error of a few ulps each (total variation 8 u); ratios: each label's
+    # true ratio is within a few ulps of its lattice point, a move charged as Wasserstein-1
+    return LatticeLaw(off, pmf, d, tv_error=8.0 * _U, w1_error=16.0 * _U * scale)
+
+
+def _laplace_delta(n: int, eps0: float, eps: float) -> float:
+    # any step is valid: sd / SD_STEPS, but at most MAX_POINTS lattice points per report
+    d = max(_sd_r("laplace", eps0) / SD_STEPS, (math.exp(eps0) - math.exp(-eps0)) / MAX_POINTS)
+    big_e = math.exp(eps)
+    scale = math.exp(eps0) + big_e + 1.0
+    # H(P'||Q'): the lattice through E, so X = r - E = d (idx - k) exactly
+    phi = math.fmod(big_e, d)
+    ratios, masses, last, m_last = laplace_labels(eps0, d, phi)
+    k = int(round((big_e - phi) / d))
+    h_pq = amplification_lower(_lattice(ratios, masses, phi, last, m_last, d, k, 1, scale),
+                               [1.0], [n - 1])
+    # H(Q'||P') = E A' with X' = 1/E - r = d (j - idx): the lattice through 1/E
+    inv = 1.0 / big_e
+    phi2 = math.fmod(inv, d)
+    ratios, masses, last, m_last = laplace_labels(eps0, d, phi2)
+    j = int(round((inv - phi2) / d))
+    law2 = _lattice(ratios, masses, phi2, last, m_last, d, -j, -1, scale)
+    h_qp = big_e * (1.0 - 8.0 * _U) * amplification_lower(law2, [1.0], [n - 1])
+    return float(max(h_pq, h_qp, 0.0))
+
+
+# --------------------------------------------------------------------------- OUE
+def _oue_delta(n: int, eps0: float, eps: float) -> float:
+    """Exact multinomial sums of the OUE pair (module docstring), rounded down."""
+    q0 = float(special.expit(-eps0))  # Pr[bit of a category the user does not hold]
+    q1 = float(special.expit(eps0))
+    lo, hi = math.exp(-eps0), math.exp(eps0)
+    p_hi, p_lo = q0 / 2.0, q1 / 2.0  # Q-probabilities of r = e^eps0 and r = e^-eps0
+    big_e = math.exp(eps)
+    c_hi = _window(n, p_hi)
+    w_hi = binom_pmf(c_hi, n, p_hi)
+    total_pq, total_qp, ops = 0.0, 0.0, 0
+    p_cond = p_lo / (1.0 - p_hi)  # Pr[r = e^-eps0 | r != e^eps0]
+    for c, w in zip(c_hi, w_hi, strict=True):
+        m = n - int(c)
+        c_lo = _window(m, p_cond)
+        w_lo = binom_pmf(c_lo, m, p_cond)
+        s = (c * hi + c_lo * lo + (m - c_lo)) / n  # S / n
+        total_pq += float(w) * float(np.dot(w_lo, np.maximum(s - big_e, 0.0)))
+        total_qp += float(w) * float(np.dot(w_lo, np.maximum(1.0 - big_e * s, 0.0)))
+        ops = max(ops, c_lo.size)
+    # every term >= 0 with a relative error of at most 2 _PMF_RTOL + (ops + 8) u (products
+    # of two pmfs and a difference computed once); the sums add (n_terms) u
+    rel = 2.0 * _PMF_RTOL + (2.0 * ops + c_hi.size + 16.0) * _U
+    return max(total_pq, total_qp, 0.0) * (1.0 - rel)
+
+
+def _window(m: int, p: float) -> NDArray[np.int64]:
+    """Counts of ``Bin(m, p)`` outside of which the mass is below ``_OUE_TAIL`` (a
+    Bernstein-type cut; only non-negative terms are dropped, so no charge is needed)."""
+    if m <= 2000:
+        return np.arange(m + 1, dtype=np.int64)
+    sd = math.sqrt(m * p * (1.0 - p))
+    t = math.log(2.0 / _OUE_TAIL)
+    half = math.sqrt(2.0 * sd * sd * t) + t / 1.5 + 2.0
+    a = max(0, math.floor(m * p - half))
+    b = min(m, math.ceil(m * p + half))
+    return np.arange(a, b + 1, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- the bound
+def _check(*, profile: BudgetProfile, mechanism: Any = "laplace") -> None:
+    fam = get_family(mechanism)
+    if fam.name not in LR_FAMILIES:
+        raise ParameterRegimeError(
+            f"lr_sum_lower has no pair for {fam}: its mechanism must be one of "
+            f"{', '.join(LR_FAMILIES)} (oue as 'oue:d'; binary RR: rr_exact; k-RR: "
+            "krr_exact)")
+    if fam.name == "oue" and profile.n > N_MAX_OUE:
+        raise ParameterRegimeError(
+            f"lr_sum_lower sums OUE's counts exactly for n <= {N_MAX_OUE}; got n = {profile.n}")
+
+
+def lr_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplace") -> float:
+    """A lower bound on the exact delta(eps) of the pair "others at x1" (module docstring).
+
+    >>> from shuffledp import BudgetProfile
+    >>> d = lr_sum_delta(profile=BudgetProfile.identical(n=1000, eps0=1.0), eps=0.1)
+    >>> bool(0.0 < d < 0.01)
+    True
+    """
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    _check(profile=profile, mechanism=mechanism)
+    eps0 = profile.eps_max
+    if eps >= eps0 or eps0 <= 0.0:
+        return 0.0
+    name = get_family(mechanism).name
+    if name == "oue":
+        return _oue_delta(profile.n, eps0, eps)
+    return _laplace_delta(profile.n, eps0, eps)
+
+
+def _covers(*, family: Family, profile: BudgetProfile, mechanism: Any = "laplace") -> Coverage:
+    own = get_family(mechanism)
+    if own.name not in LR_FAMILIES:
+        return Coverage(False, f"lr_sum_lower has no pair for {own}")
+    if family.includes(own):
+        return Coverage(True, f"one pair of shuffled {own}, one of the {family} protocols: a "
+                              "lower bound for it")
+    return Coverage(False, f"lr_sum_lower (mechanism {own}) is a lower bound for {own} "
+                           f"protocols, not for {family}")
+
+
+def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
+                 mechanism: Any = "laplace") -> dict[str, Any]:
+    return {"mechanism": get_family(mechanism).spec, "pair": "others at x1"}
+
+
+BOUND = register_bound(
+    Bound(
+        info=BoundInfo(
+            name="lr_sum_lower",
+            kind="lower",
+            title="Others at x1: exact divergence of one pair via the likelihood-ratio sum",
+            citation=("the pair 'others at x1' (Su, Cheng, Wang IEEE S&P 2026, arXiv "
+                      "2504.07414); exact lattice labels: docs/theory.md 13.5"),
+            personalized=False,
+            approx_ldp=False,
+            randomizers=("laplace",),
+            options={"mechanism": "laplace"},
+            coverage_note=("a lower bound for its mechanism (option mechanism: laplace, "
+                           "oue:d), identical budgets"),
+        ),
+        delta_fn=lr_sum_delta,
+        check_fn=_check,
+        diagnostics_fn=_diagnostics,
+        covers_fn=_covers,
+    )
+)
