@@ -69,6 +69,8 @@ _U = float(np.finfo(float).eps) / 2.0
 SD_STEPS = 64
 #: Largest number of lattice points of one report's law (a coarser step beyond).
 MAX_POINTS = 1 << 16
+#: Largest lattice index (ratios / step); smaller budgets are refused (integer indices).
+_MAX_INDEX = 2.0**50
 #: The families with a pair here.
 LR_FAMILIES = ("laplace", "oue")
 #: OUE's exact multinomial sum is done for at most this many users.
@@ -172,6 +174,10 @@ def _laplace_delta(n: int, eps0: float, eps: float) -> float:
     d = max(_sd_r("laplace", eps0) / SD_STEPS, (math.exp(eps0) - math.exp(-eps0)) / MAX_POINTS)
     big_e = math.exp(eps)
     scale = math.exp(eps0) + big_e + 1.0
+    if scale / d > _MAX_INDEX:
+        raise ParameterRegimeError(
+            f"lr_sum_lower: eps0 = {eps0:g} is too small for its lattice (step {d:.3g}, "
+            f"indices beyond 2^50)")
     # H(P'||Q'): the lattice through E, so X = r - E = d (idx - k) exactly
     phi = math.fmod(big_e, d)
     ratios, masses, last, m_last = laplace_labels(eps0, d, phi)
