@@ -68,7 +68,7 @@ _U = float(np.finfo(float).eps) / 2.0
 #: Lattice steps per standard deviation of r under Q.
 SD_STEPS = 64
 #: Largest number of lattice points of one report's law (a coarser step beyond).
-MAX_POINTS = 1 << 16
+MAX_POINTS = 1 << 13
 #: Largest lattice index (ratios / step); smaller budgets are refused (integer indices).
 _MAX_INDEX = 2.0**50
 #: The families with a pair here.
@@ -139,10 +139,17 @@ def laplace_labels(eps0: float, d: float, phi: float) -> tuple[NDArray[np.float6
     a = y_star
     while a < 1.0:
         # the next lattice point above r(a), then the interval [a, c] whose ratio it is
-        t = phi + d * (math.floor((math.exp(eps0 * a) - phi) / d) + 1.0)
+        r_a = math.exp(eps0 * a)
+        k = math.floor((r_a - phi) / d) + 1.0
+        while phi + k * d <= r_a * (1.0 + 1e-12):  # strictly above r(a): c > a
+            k += 1.0
+        t = phi + k * d
         c = 2.0 * math.log(t) / eps0 - a
         if c >= 1.0:
             break
+        if len(ratios) > 4 * MAX_POINTS:  # cannot happen: every label ends a step higher
+            raise ParameterRegimeError(f"lr_sum_lower: the Laplace labels at eps0 = {eps0:g} "
+                                       "do not advance (floating point)")
         ratios.append(t)
         masses.append(mass(a, c))
         a = c
@@ -169,15 +176,34 @@ def _lattice(ratios, masses, phi, last, m_last, d: float, shift_idx: int, sign: 
     return LatticeLaw(off, pmf, d, tv_error=8.0 * _U, w1_error=16.0 * _U * scale)
 
 
-def _laplace_delta(n: int, eps0: float, eps: float) -> float:
-    # any step is valid: sd / SD_STEPS, but at most MAX_POINTS lattice points per report
-    d = max(_sd_r("laplace", eps0) / SD_STEPS, (math.exp(eps0) - math.exp(-eps0)) / MAX_POINTS)
-    big_e = math.exp(eps)
-    scale = math.exp(eps0) + big_e + 1.0
-    if scale / d > _MAX_INDEX:
+def _laplace_step(eps0: float) -> float:
+    """The lattice step for Laplace at eps0: ``sd(r) / SD_STEPS``, finer where the first label
+    could miss its lattice point (its ratio ranges over ``[e^-eps0, widest]``, widest its value
+    with y* = 1, so the step is at most half that range), coarser where that needs more than
+    ``MAX_POINTS`` points per report (any step is valid).  ParameterRegimeError where the labels
+    cannot be built that way (eps0 above about 7, or far below 1e-4) or the lattice indices
+    would pass 2^50."""
+    lo, hi = math.exp(-eps0), math.exp(eps0)
+    b = 2.0 / eps0
+    m = 0.5 * -math.expm1(-2.0 / b)  # Q((-1, 1))
+    room = m * -math.expm1(-eps0) / (0.5 + m)  # widest - lo, without cancellation
+    d = min(_sd_r("laplace", eps0) / SD_STEPS, room / 2.0)
+    d = max(d, (hi - lo) / MAX_POINTS)
+    if not (math.isfinite(d) and d > 0.0) or max(d, lo) + d > lo + room:
+        raise ParameterRegimeError(
+            f"lr_sum_lower: no Laplace lattice at eps0 = {eps0:g} (step {d:.3g} with at most "
+            f"{MAX_POINTS} points per report; eps0 from about 1e-4 to 7)")
+    if (2.0 * hi + 1.0) / d > _MAX_INDEX:
         raise ParameterRegimeError(
             f"lr_sum_lower: eps0 = {eps0:g} is too small for its lattice (step {d:.3g}, "
-            f"indices beyond 2^50)")
+            "indices beyond 2^50)")
+    return d
+
+
+def _laplace_delta(n: int, eps0: float, eps: float) -> float:
+    d = _laplace_step(eps0)
+    big_e = math.exp(eps)
+    scale = math.exp(eps0) + big_e + 1.0
     # H(P'||Q'): the lattice through E, so X = r - E = d (idx - k) exactly
     phi = math.fmod(big_e, d)
     ratios, masses, last, m_last = laplace_labels(eps0, d, phi)
@@ -241,6 +267,8 @@ def _check(*, profile: BudgetProfile, mechanism: Any = "laplace") -> None:
             f"lr_sum_lower has no pair for {fam}: its mechanism must be one of "
             f"{', '.join(LR_FAMILIES)} (oue as 'oue:d'; binary RR: rr_exact; k-RR: "
             "krr_exact)")
+    if fam.name == "laplace" and profile.eps_max > 0.0:
+        _laplace_step(profile.eps_max)
     if fam.name == "oue" and profile.n > N_MAX_OUE:
         raise ParameterRegimeError(
             f"lr_sum_lower sums OUE's counts exactly for n <= {N_MAX_OUE}; got n = {profile.n}")
