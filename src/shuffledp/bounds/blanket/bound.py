@@ -245,13 +245,6 @@ def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
     return float(min(worst, 1.0))
 
 
-def _group_delta(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int,
-                 eps: float, worst: float = 0.0) -> float:
-    """A group's bound at ``eps``; with ``worst > 0`` the value may be any number <= ``worst``
-    when the group's bound is at most ``worst`` (the Chernoff screening of _group_value)."""
-    return _group_value(family, groups, classes, gi, float(eps), worst)
-
-
 def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
     """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
     ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: ``b`` itself when
@@ -325,8 +318,9 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     eps = 0.0
     for gi in _visit_order(len(groups)):
         g = groups[gi]
-        if eps >= g.eps_hi or _group_delta(family, groups, classes, gi, eps, delta) <= delta:
+        # a worst of delta: the value may be any number <= delta when the group's is
+        if eps >= g.eps_hi or _group_value(family, groups, classes, gi, eps, delta) <= delta:
             continue
-        eps = _solve_group(lambda e, gi=gi: _group_delta(family, groups, classes, gi, e),
+        eps = _solve_group(lambda e, gi=gi: _group_value(family, groups, classes, gi, e, 0.0),
                            delta, eps, g.eps_hi, INVERSION_RTOL, INVERSION_ATOL)
     return eps
