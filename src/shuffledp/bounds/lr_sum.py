@@ -1,5 +1,6 @@
-"""Certified lower bound: the exact divergence of the dataset pair "every other user holds x1",
-through the law of the likelihood-ratio sum (registered ``lr_sum_lower``, kind ``lower``).
+"""Certified lower bound: the exact divergence of the dataset pair "every other user holds x1"
+(and, for OUE, "every other user holds a third category"), through the law of a sum of n
+i.i.d. terms (registered ``lr_sum_lower``, kind ``lower``).
 
 The pair.  Identical budgets; every user runs the randomizer R of the family ``mechanism`` with
 budget eps0.  The victim holds x0 (P) or x1 (Q); the n - 1 others all hold x1.  Under Q the n
@@ -39,8 +40,21 @@ only non-negative terms are dropped), scipy's binomial pmf with its relative err
 ``n <= N_MAX_OUE``.  Binary RR and k-RR: the same pair is one of ``rr_exact``'s and
 ``krr_exact``'s.
 
+The pair "others at a third value" (OUE with d >= 3: the others hold a third category x2, law
+w).  With the victim's report at a uniformly random position, ``P(y) - E Q(y) = (1/n) sum_i
+l(y_i) prod_j w(y_j)``, ``l = (p - E q) / w``, so exactly ``H_E(P||Q) = E[(l(Y_1) + ... +
+l(Y_n))_+] / n`` with the Y_i i.i.d. w: again a sum of n i.i.d. terms (docs/theory.md 13.5).  For
+OUE, l takes 7 values (bits of x0, x1, x2; :func:`oue_third_atoms`), not on any lattice: the law
+is *contracted* onto one (:func:`contract_to_lattice`: pools of mass replaced by their means,
+smaller in the convex order, so the sum's stop-loss value can only fall) and the amplification
+sum computed with every error on the lower side (:func:`pair_sum_lower`).  The pair is
+symmetric (swap the bits of x0 and x1), so ``H(Q||P)`` is the same.  For d >= 3 the bound is the
+larger of the two pairs (the x1 pair then also by the contracted law, which is faster).
+
 Code names -> symbols: ``r`` = the likelihood ratio of one report (label), ``d`` = lattice step
-(``sd(r) / SD_STEPS``), ``phi`` = lattice shift, ``E'`` = e^eps raised to the lattice.
+(``sd(r) / SD_STEPS``), ``phi`` = lattice shift, ``E'`` = e^eps raised to the lattice; third
+value: ``p, q, w`` = the report laws of the victim at x0, at x1 and of the others, ``l`` = the
+amplification variable, ``(a, b, c)`` = the bits of x0, x1, x2, ``u, v`` = ``p / w``, ``q / w``.
 """
 
 from __future__ import annotations
@@ -54,7 +68,12 @@ from numpy.typing import NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.binomial import binom_pmf
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
-from shuffledp.bounds.blanket.amplification import LatticeLaw, amplification_lower
+from shuffledp.bounds.blanket.amplification import (
+    WINDOW_TAIL,
+    LatticeLaw,
+    _halfwidth,
+    amplification_lower,
+)
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError
@@ -62,7 +81,8 @@ from shuffledp.families import Family, get_family
 
 special = lazy_module("scipy.special")
 
-__all__ = ["LR_FAMILIES", "SD_STEPS", "N_MAX_OUE", "lr_sum_delta", "laplace_labels", "BOUND"]
+__all__ = ["LR_FAMILIES", "SD_STEPS", "N_MAX_OUE", "PAIR_STEPS", "lr_sum_delta", "laplace_labels",
+           "contract_to_lattice", "pair_sum_lower", "oue_third_atoms", "BOUND"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Lattice steps per standard deviation of r under Q.
@@ -73,8 +93,13 @@ MAX_POINTS = 1 << 13
 _MAX_INDEX = 2.0**50
 #: The families with a pair here.
 LR_FAMILIES = ("laplace", "oue")
-#: OUE's exact multinomial sum is done for at most this many users.
+#: OUE's exact multinomial sum ("others at x1") is done for at most this many users (the
+#: contracted lattice law beyond).
 N_MAX_OUE = 100_000
+#: Lattice steps per standard deviation of a contracted pair law (:func:`contract_to_lattice`).
+PAIR_STEPS = 128
+#: Largest amplification window (lattice points) a contracted pair law is given.
+PAIR_MAX_WINDOW = float(1 << 20)
 #: Relative error of scipy's binomial pmf (as in rr_exact).
 _PMF_RTOL = 1e-9
 #: Tail mass left out of each count window of OUE's sum (only non-negative terms are dropped).
@@ -220,7 +245,160 @@ def _laplace_delta(n: int, eps0: float, eps: float) -> float:
     return float(max(h_pq, h_qp, 0.0))
 
 
+# --------------------------------------------------------------------------- contraction
+def contract_to_lattice(x, w, d: float) -> LatticeLaw:
+    """A law on the lattice ``d Z`` that is smaller in the convex order than the discrete law
+    ``sum_k w_k delta_{x_k}`` (docs/theory.md 13.5, "contraction"): every output atom is the
+    exact mean of a pool of input mass (whole atoms or fractions of them, pooled in order of
+    x), so the output is a mean-preserving contraction, and ``E[(X_1 + ... + X_n)_+]`` of it is
+    at most that of the input (convex order is kept by sums of independent terms).  The last
+    pool is brought onto the lattice with mass pulled from the lattice atoms below it; only if
+    those do not suffice is its remainder moved down to the lattice (a decrease, also valid).
+
+    Floating point: the positions carry at most a few ulps of ``span = max|x|`` per operation
+    (charged as Wasserstein-1 ``16 u span (K + 2)``, K the number of atoms) and every mass a
+    few ulps of the input mass it came from (total variation ``16 u``).
+
+    >>> law = contract_to_lattice([-1.0, 0.3, 2.0], [0.25, 0.5, 0.25], 0.25)
+    >>> bool(abs(law.mean - 0.4) < 1e-12 and abs(law.pmf.sum() - 1.0) < 1e-12)
+    True
+    """
+    xs = np.asarray(x, dtype=np.float64)
+    ws = np.asarray(w, dtype=np.float64)
+    if xs.ndim != 1 or xs.shape != ws.shape or xs.size == 0:
+        raise ValueError("x and w must be non-empty 1-d arrays of one length")
+    if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ws)) and np.all(ws >= 0)):
+        raise ValueError("x must be finite and w finite and >= 0")
+    if not (math.isfinite(d) and d > 0):
+        raise ValueError(f"d must be finite and > 0, got {d!r}")
+    order = np.argsort(xs, kind="stable")
+    xs, ws = xs[order], ws[order]
+    keep = ws > 0
+    xs, ws = xs[keep], ws[keep]
+    if xs.size == 0:
+        raise ValueError("w must have a positive entry")
+    out: dict[int, float] = {}
+
+    def emit(k: int, m: float) -> None:
+        out[k] = out.get(k, 0.0) + m
+
+    m, z = float(ws[0]), float(xs[0])
+    i = 1
+    while i < xs.size:
+        k = math.ceil(z / d)
+        t = k * d
+        xn, wn = float(xs[i]), float(ws[i])
+        if xn > t:
+            s = m * max(t - z, 0.0) / (xn - t)  # (m z + s xn) / (m + s) = t
+            if s <= wn:
+                emit(k, m + s)
+                m, z = wn - s, xn
+                i += 1
+                continue
+        z = (m * z + wn * xn) / (m + wn)  # pool the whole next atom
+        m += wn
+        i += 1
+    if m > 0.0:
+        # the last pool: pull mass from the lattice atoms below floor(z) (nearest first)
+        while m > 0.0:
+            ks = math.floor(z / d)
+            below = [k for k in out if k < ks and out[k] > 0.0]
+            if not below:
+                emit(ks, m)  # moved down by less than d: a decrease
+                break
+            k = max(below)
+            s = m * (z - ks * d) / ((ks - k) * d)
+            if s <= out[k]:
+                out[k] -= s
+                emit(ks, m + s)
+                break
+            z = (m * z + out[k] * k * d) / (m + out[k])
+            m += out.pop(k)
+    ks_arr = np.array(sorted(out), dtype=np.int64)
+    pmf = np.zeros(int(ks_arr[-1] - ks_arr[0]) + 1)
+    pmf[ks_arr - ks_arr[0]] = np.maximum([out[int(k)] for k in ks_arr], 0.0)
+    span = float(np.max(np.abs(xs))) + d
+    return LatticeLaw(int(ks_arr[0]), pmf, d, tv_error=16.0 * _U,
+                      w1_error=16.0 * _U * span * (xs.size + 2))
+
+
+def _pair_step(x, w, n: int) -> float:
+    """The lattice step of a contracted pair law: ``min(sd, smallest gap between atoms, largest
+    atom) / PAIR_STEPS`` (a contraction moves each atom by less than a step, and pools
+    neighbours whose gap is below it; with few users the largest atom's distance from 0 is what
+    the positive part sees), coarser where the amplification window (the sum's Bernstein half-width
+    at ``WINDOW_TAIL`` and the range of one term, both ways) would pass ``PAIR_MAX_WINDOW``
+    points."""
+    xs, ws = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    mean = float(np.dot(ws, xs)) / float(ws.sum())
+    sd = math.sqrt(max(float(np.dot(ws, (xs - mean) ** 2)) / float(ws.sum()), 1e-300))
+    span = float(xs.max() - xs.min())
+    gaps = np.diff(np.unique(xs))
+    scale = min(sd, float(gaps.min())) if gaps.size else sd
+    if xs.max() > 0.0:  # few users: the largest atom's own distance from the kink at 0 counts
+        scale = min(scale, float(xs.max()))
+    # the tilt can widen the law; the sum never leaves n times the range
+    half = min(_halfwidth(4.0 * n * sd * sd, span, WINDOW_TAIL), n * span)
+    width = 2.0 * (half + span) + 4.0 * span
+    return max(scale / PAIR_STEPS, width / PAIR_MAX_WINDOW)
+
+
+def pair_sum_lower(x, w, n: int) -> float:
+    """A lower bound on ``E[(X_1 + ... + X_n)_+] / n``, X_i i.i.d. with the discrete law
+    ``(x, w)``: the law contracted onto a lattice (:func:`contract_to_lattice`), then
+    :func:`~shuffledp.bounds.blanket.amplification.amplification_lower` (every FFT, window and
+    round-off error on the lower side)."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n!r}")
+    law = contract_to_lattice(x, w, _pair_step(x, w, n))
+    return amplification_lower(law, [1.0], [n - 1])
+
+
 # --------------------------------------------------------------------------- OUE
+def oue_third_atoms(eps0: float, big_e: float) -> tuple[NDArray[np.float64],
+                                                       NDArray[np.float64]]:
+    """The law of ``l = (p - E q) / w`` under w for OUE's pair "others at a third category"
+    (docs/theory.md 13.5): victim at category x0 (law p) or x1 (q), every other user at x2 (w).
+    Only the bits ``(a, b, c)`` of x0, x1, x2 matter; with ``t = 1 - c``, ``l = u - E v``,
+    ``u = e^{eps0 (t + a - 1)}``, ``v = e^{eps0 (t + b - 1)}`` and w-probability
+    ``(1/2) P(a) P(b)``, a and b Bernoulli(q), q = 1/(1 + e^eps0).  Equal values are merged."""
+    q0 = float(special.expit(-eps0))  # q
+    q1 = float(special.expit(eps0))  # 1 - q
+    acc: dict[float, float] = {}
+    for t in (0, 1):
+        for a in (0, 1):
+            for b in (0, 1):
+                u = math.exp(eps0 * (t + a - 1))
+                v = math.exp(eps0 * (t + b - 1))
+                pr = 0.5 * (q0 if a else q1) * (q0 if b else q1)
+                val = u - big_e * v
+                acc[val] = acc.get(val, 0.0) + pr
+    xs = np.array(sorted(acc))
+    return xs, np.array([acc[v] for v in xs])
+
+
+def _oue_third_delta(n: int, eps0: float, eps: float) -> float:
+    """The pair "others at a third category" (d >= 3): ``H_E(P||Q)``, equal to ``H_E(Q||P)``
+    (the pair is symmetric under swapping the bits of x0 and x1)."""
+    x, w = oue_third_atoms(eps0, math.exp(eps))
+    return pair_sum_lower(x, w, n)
+
+
+def _oue_x1_delta(n: int, eps0: float, eps: float, exact: bool = True) -> float:
+    """The pair "others at x1": the exact multinomial sums when ``exact`` and n <= N_MAX_OUE,
+    else the contracted lattice law of ``r - E`` (both directions; faster)."""
+    if exact and n <= N_MAX_OUE:
+        return _oue_delta(n, eps0, eps)
+    q0 = float(special.expit(-eps0))
+    q1 = float(special.expit(eps0))
+    big_e = math.exp(eps)
+    r = np.array([math.exp(eps0), 1.0, math.exp(-eps0)])
+    w = np.array([q0 / 2.0, 0.5, q1 / 2.0])
+    h_pq = pair_sum_lower(r - big_e, w, n)
+    h_qp = big_e * (1.0 - 8.0 * _U) * pair_sum_lower(1.0 / big_e - r, w, n)
+    return max(h_pq, h_qp, 0.0)
+
+
 def _oue_delta(n: int, eps0: float, eps: float) -> float:
     """Exact multinomial sums of the OUE pair (module docstring), rounded down."""
     q0 = float(special.expit(-eps0))  # Pr[bit of a category the user does not hold]
@@ -269,9 +447,6 @@ def _check(*, profile: BudgetProfile, mechanism: Any = "laplace") -> None:
             "krr_exact)")
     if fam.name == "laplace" and profile.eps_max > 0.0:
         _laplace_step(profile.eps_max)
-    if fam.name == "oue" and profile.n > N_MAX_OUE:
-        raise ParameterRegimeError(
-            f"lr_sum_lower sums OUE's counts exactly for n <= {N_MAX_OUE}; got n = {profile.n}")
 
 
 def lr_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplace") -> float:
@@ -290,7 +465,12 @@ def lr_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplac
         return 0.0
     name = get_family(mechanism).name
     if name == "oue":
-        return _oue_delta(profile.n, eps0, eps)
+        fam = get_family(mechanism)
+        if fam.k is None or fam.k < 3:
+            return _oue_x1_delta(profile.n, eps0, eps)
+        # d >= 3: the third-category pair, and the x1 pair by the faster contracted law
+        return max(_oue_third_delta(profile.n, eps0, eps),
+                   _oue_x1_delta(profile.n, eps0, eps, exact=False))
     return _laplace_delta(profile.n, eps0, eps)
 
 
@@ -307,7 +487,12 @@ def _covers(*, family: Family, profile: BudgetProfile, mechanism: Any = "laplace
 
 def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
                  mechanism: Any = "laplace") -> dict[str, Any]:
-    return {"mechanism": get_family(mechanism).spec, "pair": "others at x1"}
+    fam = get_family(mechanism)
+    if fam.name == "oue" and fam.k is not None and fam.k >= 3:
+        pair = "the larger of others at x1 and others at a third category"
+    else:
+        pair = "others at x1"
+    return {"mechanism": fam.spec, "pair": pair}
 
 
 BOUND = register_bound(
@@ -315,9 +500,11 @@ BOUND = register_bound(
         info=BoundInfo(
             name="lr_sum_lower",
             kind="lower",
-            title="Others at x1: exact divergence of one pair via the likelihood-ratio sum",
-            citation=("the pair 'others at x1' (Su, Cheng, Wang IEEE S&P 2026, arXiv "
-                      "2504.07414); exact lattice labels: docs/theory.md 13.5"),
+            title=("Others at x1 (or, OUE, at a third category): exact divergence of one pair "
+                   "via a sum of i.i.d. terms"),
+            citation=("the pairs 'others at x1' and (OUE) 'others at a third category' (Su, "
+                      "Cheng, Wang IEEE S&P 2026, arXiv 2504.07414); exact lattice labels and "
+                      "lattice contractions: docs/theory.md 13.5"),
             personalized=False,
             approx_ldp=False,
             randomizers=("laplace",),
