@@ -12,8 +12,8 @@ profile object).  Three sections:
   10-RR and binary RR; ``blanket``, ``clones`` and ``tightest`` (which adds ``rr_upper`` for
   binary RR: the exact worst case rounded up) with ``mechanism`` = the family, the best
   certified lower bound of the family (the largest of ``rr_exact``, ``krr_exact`` with its k,
-  ``window_lower`` and ``lr_sum_lower`` with the family, each where it covers the family
-  and applies), and the published
+  ``window_lower``, ``lr_sum_lower`` and ``tier_sum_lower`` with the family, each where it
+  covers the family and applies), and the published
   upper (and lower) numbers of Su, Cheng, Wang;
 * ``personalized``: the budget profiles of the ``personalized_validity`` experiment
   (config/config.yaml merged with config/paper.yaml, users drawn as the experiment draws
@@ -65,6 +65,7 @@ LOWERS: tuple[tuple[str, Callable[[str], dict]], ...] = (
     ("krr_exact", lambda spec: {"k": get_family(spec).k} if spec.startswith("krr:") else {}),
     ("window_lower", lambda spec: {"mechanism": spec}),
     ("lr_sum_lower", lambda spec: {"mechanism": spec}),
+    ("tier_sum_lower", lambda spec: {"mechanism": spec}),
 )
 #: Su, Cheng, Wang, "Decomposition-Based Optimal Bounds for Privacy Amplification via
 #: Shuffling", IEEE S&P 2026, arXiv 2504.07414: their code run on CPU at n = 10^4,
@@ -231,11 +232,10 @@ def identical(quick: bool, delta: float = DELTA, n: int = N_IDENTICAL) -> None:
               f"{cl['seconds']:>8.3f} {ti['seconds']:>8.3f}  {flag}", flush=True)
     print(f"  Su up / Su low: {SU}; the OUE numbers do not state d (shown for both d); "
           "10-RR: the exact pair value 0.02325 (the target, window_lower's value).")
-    print("  lower = the largest of rr_exact / krr_exact (k) / window_lower / lr_sum_lower "
-          "(mechanism) that "
-          "covers the family; tightest = the smallest of its members for the family (by = "
-          "the winner; rr_upper for binary RR: every configuration, rounded up); s = seconds "
-          "per value, cold caches.")
+    print("  lower = the largest of rr_exact / krr_exact (k) / window_lower / lr_sum_lower / "
+          "tier_sum_lower (mechanism) that covers the family; tightest = the smallest of its "
+          "members for the family (by = the winner; rr_upper for binary RR: every "
+          "configuration, rounded up); s = seconds per value, cold caches.")
     print_reasons(reasons)
     print()
 

@@ -37,6 +37,8 @@ KNOWN = {
     "tightest.winners": ("shuffledp.bounds.tightest", "_LAST"),
     "rr_upper.pairs": ("shuffledp.bounds.rr_upper", "_CACHE"),
     "rr_upper.argmin": ("shuffledp.bounds.rr_upper", "_ARGMIN"),
+    "tier_sum.masses": ("shuffledp.bounds.tier_sum", "_MASSES"),
+    "tier_sum.pipelines": ("shuffledp.bounds.tier_sum", "_CACHE"),
 }
 
 
@@ -105,6 +107,9 @@ def test_calling_the_bounds_fills_every_cache_and_clear_empties_them():
     get_bound("blanket").delta(profile=pers, eps=0.1, mechanism="krr:3")  # its values
     # rr_upper's pairs, and (the error charge is most of a delta this small) its minimiser
     get_bound("rr_upper").delta(profile=BudgetProfile.identical(n=400, eps0=1.0), eps=0.9)
+    # tier_sum_lower's cell masses and FFT pipelines
+    get_bound("tier_sum_lower").delta(profile=BudgetProfile.from_histogram([0.5, 2.0], [50, 5]),
+                                      eps=0.1, mechanism="laplace")
     sizes = cache_sizes()
     assert set(KNOWN) - {"aware.plans", "aware.counts"} <= set(sizes)
     empty = [name for name, size in sizes.items() if size == 0]

@@ -51,7 +51,12 @@ def test_paper_formula_below_laplace_lower_bound_on_few_high(rows):
         (g,) = _find(rows, profile="few_high", randomizer="laplace", n=n, method="gdp")
         assert g["below_lower"] is True
         assert g["ratio_to_lower"] < 0.85
-        assert g["lower_method"] == "window_lower"
+        # the best certified lower bound: tier_sum_lower's score sum (two tiers), never below
+        # window_lower's windows
+        assert g["lower_method"] == "tier_sum_lower"
+        (w,) = _find(rows, profile="few_high", randomizer="laplace", n=n,
+                     method="window_lower")
+        assert g["lower_eps"] >= w["eps"]
 
 
 def test_covering_rigorous_rows_are_at_or_above_the_lower_bound(rows):

@@ -90,6 +90,7 @@ METHODS: dict[str, Style] = {
     "krr_exact": Style("krr_exact (k-RR)", "#555555", "^", "project"),
     "window_lower": Style("window_lower (windowed counts)", "#3B3B3B", "1", "project"),
     "lr_sum_lower": Style("lr_sum_lower (pair 'others at x1')", "#6B4C2A", "2", "project"),
+    "tier_sum_lower": Style("tier_sum_lower (per-tier score sum)", "#8C6D31", "3", "project"),
     "fmt21_closed": Style("fmt21_closed (FMT21 Thm 3.1)", "#E69F00", "<", "published"),
     "fmt21_numerical": Style("fmt21_numerical (FMT21 Thm 3.2)", "#CC79A7", ">", "published"),
     "fmt23_closed": Style("fmt23_closed (FMT23)", "#56B4E9", "d", "published"),

@@ -20,6 +20,7 @@ from shuffledp.bounds import (
     lr_sum,  # noqa: F401  (registers "lr_sum_lower")
     rr_exact,  # noqa: F401  (registers "rr_exact")
     rr_upper,  # noqa: F401  (registers "rr_upper")
+    tier_sum,  # noqa: F401  (registers "tier_sum_lower")
     tightest,  # noqa: F401  (registers "tightest"; after clones and blanket)
     variation_ratio,  # noqa: F401  (registers "variation_ratio")
     window,  # noqa: F401  (registers "window_lower")

@@ -165,6 +165,20 @@ class Coverage:
         return self.covered
 
 
+def mechanism_lower_coverage(name: str, supported: tuple[str, ...], own: Any,
+                             family: Any, missing: str) -> Coverage:
+    """Coverage of a lower bound computed for one pair of its own mechanism ``own`` (a
+    family): a lower bound for every protocol family that includes it; ``missing`` completes
+    "``name`` has no ..." when ``own`` is not among ``supported``."""
+    if own.name not in supported:
+        return Coverage(False, f"{name} has no {missing} for {own}")
+    if family.includes(own):
+        return Coverage(True, f"one pair of shuffled {own}, one of the {family} protocols: a "
+                              "lower bound for it")
+    return Coverage(False, f"{name} (mechanism {own}) is a lower bound for {own} protocols, "
+                           f"not for {family}")
+
+
 @dataclass(frozen=True)
 class BoundResult:
     """One evaluation of a bound: the central ``(eps, delta)``, whether the value is vacuous

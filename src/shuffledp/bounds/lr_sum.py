@@ -67,7 +67,7 @@ from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
 from shuffledp.binomial import binom_pmf
-from shuffledp.bounds.base import Bound, BoundInfo, Coverage
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage, mechanism_lower_coverage
 from shuffledp.bounds.blanket.amplification import (
     WINDOW_TAIL,
     LatticeLaw,
@@ -475,14 +475,8 @@ def lr_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplac
 
 
 def _covers(*, family: Family, profile: BudgetProfile, mechanism: Any = "laplace") -> Coverage:
-    own = get_family(mechanism)
-    if own.name not in LR_FAMILIES:
-        return Coverage(False, f"lr_sum_lower has no pair for {own}")
-    if family.includes(own):
-        return Coverage(True, f"one pair of shuffled {own}, one of the {family} protocols: a "
-                              "lower bound for it")
-    return Coverage(False, f"lr_sum_lower (mechanism {own}) is a lower bound for {own} "
-                           f"protocols, not for {family}")
+    return mechanism_lower_coverage("lr_sum_lower", LR_FAMILIES, get_family(mechanism), family,
+                                    "pair")
 
 
 def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,

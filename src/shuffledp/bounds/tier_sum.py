@@ -1,0 +1,416 @@
+"""Certified lower bound for personalized budgets in tiers: the exact law of one statistic of
+the shuffled output for the pair "others at x1" (registered ``tier_sum_lower``, kind ``lower``).
+
+The pair.  Users run the randomizer R of the family ``mechanism`` with their own budgets
+``(eps_i, delta_i)``; the profile has at most ``MAX_TIERS`` distinct budgets (tiers).  A victim
+``v`` of tier ``t_v`` holds x0 = +1 (P) or x1 = -1 (Q); every other user holds x1.  Any
+function of the shuffled multiset is a post-processing, so its divergence is a lower bound on
+the pair's, which is one neighbouring pair of the protocol (docs/theory.md 13.6).
+
+The statistic.  ``T = sum_i g(y_i)`` over the n reports, with an integer score ``g`` of one
+report: the victim tier's likelihood ratio ``r = dR_v(+1) / dR_v(-1)`` (statistic ``"r"``; the
+optimal statistic when every budget is equal, Su, Cheng, Wang, IEEE S&P 2026) or its inverse
+(statistic ``"1/r"``), averaged over fine cells of the output line and quantized to
+``0..LEVELS`` (``g = floor(LEVELS r_c / r_hi)``, capped).  The cells only define g; any g is a
+valid statistic.  Each user's score has an exact law (the family's certified interval masses,
+with their error bounds), the users are independent, so T's law under Q is the convolution of
+the tiers' laws (``n_t`` users each, the victim's tier one fewer), and under P the victim's
+term has the law of g under R_v(+1).  Writing ``O`` for the law of the others' sum,
+``A = O * g(R_v(+1))`` and ``B = O * g(R_v(-1))`` do not depend on eps:
+
+    H_E(P_T || Q_T) = sum_t (A_t - E B_t)_+,      H_E(Q_T || P_T) = sum_t (B_t - E A_t)_+,
+
+computed once per (statistic, victim tier) by one FFT pipeline, then for every eps in O(N).
+
+Rounding (everything subtracted): (1) the interval masses' own error bounds, summed over the
+users (a total-variation move of T's laws by at most ``tv``, which moves H_E by at most
+``(1 + E) tv``); (2) the FFT's round-off, estimated as in the blanket module (``FFT_SAFETY``
+times ``u (n + 5 log2 N + 8)`` times the largest entry of |phi_O| summed, per entry of A and B),
+charged on every entry of the positive set; (3) the mass outside the FFT's window (Bernstein's
+inequality on T, each score in [0, LEVELS]), which aliases onto the window: charged as a total
+variation of both laws.
+
+Victims: the ``MAX_VICTIMS`` tiers of largest eps are tried (any victim gives a valid lower
+bound; the largest budgets leak most).  Families: Laplace, the Gaussian mechanism and the
+piecewise mechanism on [-1, 1] (their certified interval masses, those of ``window_lower``).
+
+Code names -> symbols: ``g`` the score of one report, ``LEVELS`` its largest value, ``O`` the
+others' sum's law, ``A``/``B`` T's law under P/Q, ``E`` = e^eps.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp._lazy import lazy_module
+from shuffledp.bounds.base import Bound, BoundInfo, Coverage, mechanism_lower_coverage
+from shuffledp.bounds.blanket.amplification import FFT_SAFETY, _bernstein, _halfwidth
+from shuffledp.bounds.registry import register_bound
+from shuffledp.budgets import BudgetProfile, profile_digest
+from shuffledp.caching import register_mapping
+from shuffledp.errors import ParameterRegimeError
+from shuffledp.families import Family, get_family
+
+sfft = lazy_module("scipy.fft")
+
+__all__ = ["TIER_FAMILIES", "MAX_TIERS", "LEVELS", "tier_sum_delta", "tier_sum_eps",
+           "tier_laws", "BOUND"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: The families with certified interval masses here.
+TIER_FAMILIES = ("laplace", "gaussian", "piecewise")
+#: Most distinct budgets (tiers) a profile may have.
+MAX_TIERS = 64
+#: Largest value of the score g of one report.
+LEVELS = 1024
+#: Cells of the output line that define g.
+CELLS = 4096
+#: The tiers of largest eps tried as the victim's.
+MAX_VICTIMS = 2
+#: Mass allowed outside the FFT window (Bernstein), charged.
+WINDOW_TAIL = 1e-20
+#: Largest FFT size.
+MAX_FFT = 1 << 22
+#: FFT size above which the score is coarsened (merged values: still a valid statistic).
+TARGET_FFT = 1 << 19
+#: The statistics: the victim's likelihood under x0 (x1) against the average other report.
+STATISTICS = ("p/w", "q/w", "(p-q)/w")
+#: The others' common input: x1 = -1, and 0 (midway).
+OTHERS_AT = (-1.0, 0.0)
+
+
+# --------------------------------------------------------------------------- interval masses
+_MASSES: dict[tuple, tuple] = {}
+register_mapping("tier_sum.masses", _MASSES)
+
+def _mass_fn(fam: Family):
+    """``mass(lo, hi, x, eps, delta) -> (values, error bounds)`` vectorised over tiers, and
+    the range of fine cells for a victim budget ``(eps_v, delta_v)``."""
+    if fam.name == "laplace":
+        from shuffledp.families.laplace import _mass_laplace
+
+        def mass(lo, hi, x, eps, delta):
+            return _mass_laplace(lo, hi, x, 2.0 / eps)
+
+        def span(eps_v, delta_v):  # the victim's reports: 20 scales beyond +-1
+            return -1.0 - 40.0 / eps_v, 1.0 + 40.0 / eps_v
+    elif fam.name == "gaussian":
+        from shuffledp.families.gaussian import _mass_gauss, sigmas
+
+        def mass(lo, hi, x, eps, delta):
+            return _mass_gauss(lo, hi, x, sigmas(eps, delta))
+
+        def span(eps_v, delta_v):
+            s = float(sigmas(np.array([eps_v]), np.array([delta_v]))[0])
+            return -1.0 - 8.0 * s, 1.0 + 8.0 * s
+    elif fam.name == "piecewise":
+        from shuffledp.families.piecewise import _mass_piecewise
+
+        def mass(lo, hi, x, eps, delta):
+            return _mass_piecewise(lo, hi, x, eps)
+
+        def span(eps_v, delta_v):  # the victim's output range [-C, C]
+            c = 1.0 + 2.0 / math.expm1(eps_v / 2.0)
+            return -c, c
+    else:  # pragma: no cover - guarded by _check
+        raise ParameterRegimeError(f"tier_sum_lower has no interval masses for {fam}")
+    return mass, span
+
+
+def _score_numerator(statistic: str, p_v: NDArray, q_v: NDArray) -> NDArray:
+    """``p_v``, ``q_v`` or ``p_v - c q_v`` for the statistics "p/w", "q/w", "(p-cq)/w"."""
+    if statistic == "p/w":
+        return p_v
+    if statistic == "q/w":
+        return q_v
+    if statistic.startswith("(p-") and statistic.endswith("q)/w"):
+        c = statistic[3:-4]
+        return p_v - (float(c) if c else 1.0) * q_v
+    raise ValueError(f"unknown statistic {statistic!r}")
+
+
+def cell_masses(fam: Family, eps: NDArray, delta: NDArray, v: int, x_star: float,
+                cells: int = CELLS) -> tuple[NDArray, ...]:
+    """Masses of the fine cells (and the two tails) of the victim tier's range: ``(o_all,
+    e_all, p_v, q_v, ep_v)``, the others' masses at ``x_star`` per tier and their error bounds,
+    the victim's at +1 and -1 and the sum of their error bounds per cell."""
+    mass, span = _mass_fn(fam)
+    a, b = span(float(eps[v]), float(delta[v]))
+    # half of the cells on [-1, 1] (where the inputs are), a quarter on each side
+    inner = np.linspace(max(a, -1.0), min(b, 1.0), cells // 2 + 1)
+    left = np.linspace(a, inner[0], cells // 4 + 1)[:-1] if a < inner[0] else np.zeros(0)
+    right = np.linspace(inner[-1], b, cells // 4 + 1)[1:] if b > inner[-1] else np.zeros(0)
+    edges = np.concatenate([[-math.inf], left, inner, right, [math.inf]])
+    m = edges.size - 1
+    o_all = np.zeros((eps.size, m))
+    e_all = np.zeros((eps.size, m))
+    p_v, q_v, ep_v = np.zeros(m), np.zeros(m), np.zeros(m)
+    ev, dv = eps[v:v + 1], delta[v:v + 1]
+    for c in range(m):
+        lo, hi = float(edges[c]), float(edges[c + 1])
+        o_all[:, c], e_all[:, c] = mass(lo, hi, x_star, eps, delta)
+        pv, epv = mass(lo, hi, 1.0, ev, dv)
+        qv, eqv = mass(lo, hi, -1.0, ev, dv)
+        p_v[c], q_v[c] = float(pv[0]), float(qv[0])
+        ep_v[c] = float(epv[0]) + float(eqv[0])
+    return o_all, e_all, p_v, q_v, ep_v
+
+
+def tier_laws(fam: Family, eps: NDArray, delta: NDArray, counts: NDArray, v: int,
+              statistic: str, x_star: float, levels: int = LEVELS,
+              cells: int = CELLS) -> tuple[NDArray, NDArray, NDArray, NDArray, float]:
+    """The laws of the score g (values ``0..levels``) of one report: ``(laws, law_p, law_q,
+    errors, err_v)`` with ``laws[t]`` the law under ``R_t(x_star)`` for tier t (the others),
+    ``law_p``/``law_q`` under the victim tier's ``R_v(+1)``/``R_v(-1)``, ``errors[t]`` the
+    total absolute error bound of ``laws[t]`` and ``err_v`` that of the victim's two laws."""
+    key = (fam.spec, eps.tobytes(), delta.tobytes(), v, x_star, cells)
+    hit = _MASSES.get(key)
+    if hit is None:
+        hit = cell_masses(fam, eps, delta, v, x_star, cells)
+        if len(_MASSES) > 8:
+            _MASSES.clear()
+        _MASSES[key] = hit
+    o_all, e_all, p_v, q_v, ep_v = hit
+    m = p_v.size
+    # the score of each cell against the average other report w (every user but the victim
+    # at x_star): p_v / w ("p/w"), q_v / w ("q/w") or (p_v - q_v) / w ("(p-q)/w", shifted);
+    # with equal budgets and x_star = -1, w = q_v and p/w is Su et al.'s statistic r
+    others = counts.astype(np.float64).copy()
+    others[v] -= 1.0
+    w_bar = (others @ o_all) / float(others.sum()) if others.sum() > 0 else q_v
+    top = _score_numerator(statistic, p_v, q_v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = top / w_bar
+    ratio = np.where(top == 0, 0.0, ratio)
+    ratio = np.where(np.isnan(ratio), 0.0, ratio)
+    finite = ratio[np.isfinite(ratio)]
+    cap = math.exp(2.0 * float(eps[v]))
+    r_hi = min(float(np.max(np.abs(finite))) if finite.size else 1.0, cap)
+    r_hi = max(r_hi, 1e-300)
+    r_lo = -r_hi if statistic.startswith("(") else 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = np.floor(levels * (np.clip(ratio, r_lo, r_hi) - r_lo) / (r_hi - r_lo))
+    g = np.clip(np.where(np.isfinite(g), g, levels), 0, levels).astype(np.int64)
+    laws = np.zeros((eps.size, levels + 1))
+    for t in range(eps.size):
+        laws[t] = np.bincount(g, weights=np.clip(o_all[t], 0.0, 1.0), minlength=levels + 1)
+    law_p = np.bincount(g, weights=np.clip(p_v, 0.0, 1.0), minlength=levels + 1)
+    law_q = np.bincount(g, weights=np.clip(q_v, 0.0, 1.0), minlength=levels + 1)
+    # the masses' error bounds plus the summation's round-off (m terms each)
+    errs = e_all.sum(axis=1) + m * _U
+    return laws, law_p, law_q, errs, float(ep_v.sum() + 2 * m * _U)
+
+
+# --------------------------------------------------------------------------- one pipeline
+def _coarsen(law: NDArray, f: int) -> NDArray:
+    """The law of ``g // f`` from the law of g (last axis)."""
+    size = law.shape[-1]
+    pad = (-size) % f
+    if pad:
+        law = np.concatenate([law, np.zeros(law.shape[:-1] + (pad,))], axis=-1)
+    return law.reshape(law.shape[:-1] + (-1, f)).sum(axis=-1)
+
+
+class _Pipeline:
+    """A and B of the module docstring for one (statistic, victim tier), with the charges."""
+
+    def __init__(self, laws: NDArray, law_p: NDArray, law_q: NDArray, errs: NDArray,
+                 err_v: float, counts: NDArray, v: int) -> None:
+        others = counts.astype(np.float64).copy()
+        others[v] -= 1.0
+        n_others = float(others.sum())
+        for _ in range(64):
+            levels = laws.shape[1] - 1
+            vals = np.arange(levels + 1, dtype=np.float64)
+            tot = laws.sum(axis=1)
+            means = (laws @ vals) / np.maximum(tot, 1e-300)
+            var = (laws @ (vals * vals)) / np.maximum(tot, 1e-300) - means * means
+            mean_o = float(others @ means)
+            var_o = float(others @ np.maximum(var, 0.0))
+            half = _halfwidth(max(var_o, 1e-300), float(levels), WINDOW_TAIL)
+            lo = max(math.floor(mean_o - half), 0)
+            hi = min(math.ceil(mean_o + half), int(n_others) * levels) + levels
+            width = hi - lo + 1
+            n_fft = 1 << max(int(math.ceil(math.log2(width))), 4)
+            if n_fft <= TARGET_FFT or levels < 16:
+                break
+            # a coarser score: g // f (merging f neighbouring values, a post-processing)
+            f = max(2, math.ceil(width / (0.9 * TARGET_FFT)))
+            laws, law_p, law_q = (_coarsen(x, f) for x in (laws, law_p, law_q))
+        if n_fft > MAX_FFT:
+            raise ParameterRegimeError(
+                f"tier_sum_lower: the statistic's window needs {n_fft} FFT points (at most "
+                f"{MAX_FFT}); fewer users or a coarser score")
+        # mass of the others' sum outside [lo, hi - levels]: Bernstein both ways (0 beyond
+        # the support)
+        tail_hi = (0.0 if hi - levels >= int(n_others) * levels
+                   else _bernstein(hi - levels - mean_o, var_o, float(levels)))
+        tail_lo = 0.0 if lo <= 0 else _bernstein(mean_o - lo, var_o, float(levels))
+        # characteristic functions on the circle, shifted so that index j is T = lo + j
+        # phi_O = prod_t phi_t^(n_t): moduli in logs (a zero modulus gives 0, never NaN),
+        # arguments summed; the shift moves T = lo to index 0
+        log_mod = np.zeros(n_fft // 2 + 1)
+        arg = np.zeros(n_fft // 2 + 1)
+        for t in range(laws.shape[0]):
+            if others[t] <= 0:
+                continue
+            ph = sfft.rfft(laws[t], n_fft)
+            with np.errstate(divide="ignore"):
+                log_mod += others[t] * np.log(np.abs(ph))
+            arg += others[t] * np.angle(ph)
+        k = np.arange(n_fft // 2 + 1)
+        arg += 2.0 * math.pi * ((k * (lo % n_fft)) % n_fft) / n_fft
+        phi_o = np.exp(log_mod) * np.exp(1j * np.remainder(arg, 2.0 * math.pi))
+        phi_p = sfft.rfft(law_p, n_fft)
+        phi_q = sfft.rfft(law_q, n_fft)
+        self.a = sfft.irfft(phi_o * phi_p, n_fft)
+        self.b = sfft.irfft(phi_o * phi_q, n_fft)
+        if not (np.all(np.isfinite(self.a)) and np.all(np.isfinite(self.b))):
+            raise ParameterRegimeError("tier_sum_lower: the statistic's law is not finite "
+                                       "(floating point); no certificate")
+        # round-off of each entry (an estimate with a safety factor, as in the blanket module)
+        mod_sum = 2.0 * float(np.abs(phi_o).sum()) / n_fft
+        self.entry_err = FFT_SAFETY * _U * (n_others + 5.0 * math.log2(n_fft) + 8.0) * mod_sum
+        # total variation of the computed laws from the true ones: the masses' errors of every
+        # user and the aliased window tails
+        self.tv = float(others @ errs) + err_v + 2.0 * (tail_hi + tail_lo)
+        self.n_fft = n_fft
+
+    def delta(self, big_e: float) -> float:
+        """A lower bound on max(H_E(P_T||Q_T), H_E(Q_T||P_T))."""
+        out = 0.0
+        for x, y in ((self.a, self.b), (self.b, self.a)):
+            diff = x - big_e * y
+            pos = diff > 0.0
+            val = float(diff[pos].sum())
+            charge = (1.0 + big_e) * (self.tv + self.entry_err * float(pos.sum()))
+            out = max(out, val - charge)
+        return max(out, 0.0)
+
+
+_CACHE: dict[tuple, list[_Pipeline]] = {}
+register_mapping("tier_sum.pipelines", _CACHE)
+
+
+def _pipelines(profile: BudgetProfile, mechanism: Any) -> list[_Pipeline]:
+    fam = get_family(mechanism)
+    key = (profile_digest(profile), fam.spec)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    tiers = profile.tiers
+    eps = np.asarray(tiers.eps, dtype=np.float64)
+    delta = np.asarray(tiers.delta, dtype=np.float64)
+    counts = np.asarray(tiers.counts, dtype=np.int64)
+    order = np.argsort(-eps, kind="stable")[:MAX_VICTIMS]
+    out = []
+    for v in order:
+        if eps[v] <= 0.0:
+            continue
+        for x_star in OTHERS_AT:
+            for stat in STATISTICS:
+                laws, law_p, law_q, errs, err_v = tier_laws(fam, eps, delta, counts, int(v),
+                                                            stat, x_star)
+                out.append(_Pipeline(laws, law_p, law_q, errs, err_v, counts, int(v)))
+    if len(_CACHE) > 16:
+        _CACHE.clear()
+    _CACHE[key] = out
+    return out
+
+
+# --------------------------------------------------------------------------- the bound
+def _check(*, profile: BudgetProfile, mechanism: Any = "laplace") -> None:
+    fam = get_family(mechanism)
+    if fam.name not in TIER_FAMILIES:
+        raise ParameterRegimeError(
+            f"tier_sum_lower has no interval masses for {fam}: its mechanism must be one of "
+            f"{', '.join(TIER_FAMILIES)}")
+    k = profile.tiers.eps.size
+    if k > MAX_TIERS:
+        raise ParameterRegimeError(
+            f"tier_sum_lower needs at most {MAX_TIERS} distinct budgets (tiers), got {k}")
+    if fam.name == "gaussian" and profile.delta_min <= 0.0:
+        raise ParameterRegimeError("tier_sum_lower: the gaussian randomizer needs delta_i > 0 "
+                                   f"for every user, got delta_i = {profile.delta_min!r}")
+
+
+def tier_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplace") -> float:
+    """A lower bound on the exact delta(eps) of the shuffled protocol (module docstring).
+
+    >>> from shuffledp import BudgetProfile
+    >>> p = BudgetProfile.from_histogram([0.5, 2.0], [900, 100])
+    >>> bool(0.0 < tier_sum_delta(profile=p, eps=0.1) < 0.5)
+    True
+    """
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    _check(profile=profile, mechanism=mechanism)
+    big_e = math.exp(eps)
+    return max((pl.delta(big_e) for pl in _pipelines(profile, mechanism)), default=0.0)
+
+
+def tier_sum_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "laplace") -> float:
+    """The largest eps (to 1e-9 relative, rounded down) with the lower bound on delta(eps)
+    above ``delta``; 0 when none is."""
+    _check(profile=profile, mechanism=mechanism)
+    best = 0.0
+    for pl in _pipelines(profile, mechanism):
+        if pl.delta(1.0) <= delta:
+            continue
+        lo, hi = 0.0, 1.0
+        while pl.delta(math.exp(hi)) > delta:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e4:
+                break
+        for _ in range(200):
+            if hi - lo <= 1e-9 * max(lo, 1e-12):
+                break
+            mid = 0.5 * (lo + hi)
+            if pl.delta(math.exp(mid)) > delta:
+                lo = mid
+            else:
+                hi = mid
+        best = max(best, lo)
+    return best
+
+
+def _covers(*, family: Family, profile: BudgetProfile, mechanism: Any = "laplace") -> Coverage:
+    return mechanism_lower_coverage("tier_sum_lower", TIER_FAMILIES, get_family(mechanism), family,
+                                    "interval masses")
+
+
+def _diagnostics(*, profile: BudgetProfile, eps: float, delta: float,
+                 mechanism: Any = "laplace") -> dict[str, Any]:
+    return {"mechanism": get_family(mechanism).spec, "pair": "others at -1 and at 0",
+            "statistics": ", ".join(STATISTICS), "levels": LEVELS}
+
+
+BOUND = register_bound(
+    Bound(
+        info=BoundInfo(
+            name="tier_sum_lower",
+            kind="lower",
+            title=("Others at -1 or 0, budgets in tiers: exact law of the sum of one score "
+                   "per report"),
+            citation=("the pairs 'others at x1' and 'others at 0' with likelihood scores "
+                      "against the average other report (Su, Cheng, Wang's statistic when "
+                      "budgets are equal; IEEE S&P 2026, arXiv 2504.07414), quantized; exact "
+                      "per-tier convolutions: docs/theory.md 13.6"),
+            personalized=True,
+            approx_ldp=True,
+            randomizers=("laplace",),
+            options={"mechanism": "laplace"},
+            coverage_note=("a lower bound for its mechanism (option mechanism: laplace, "
+                           "gaussian, piecewise), at most 64 distinct budgets"),
+        ),
+        delta_fn=tier_sum_delta,
+        eps_fn=tier_sum_eps,
+        check_fn=_check,
+        diagnostics_fn=_diagnostics,
+        covers_fn=_covers,
+    )
+)
