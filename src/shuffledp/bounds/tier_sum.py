@@ -79,6 +79,8 @@ MAX_FFT = 1 << 22
 TARGET_FFT = 1 << 19
 #: The statistics: the victim's likelihood under x0 (x1) against the average other report.
 STATISTICS = ("p/w", "q/w", "(p-q)/w")
+#: Largest eps searched (e^eps stays finite).
+_EPS_CAP = 700.0
 #: The others' common input: x1 = -1, and 0 (midway).
 OTHERS_AT = (-1.0, 0.0)
 
@@ -363,8 +365,8 @@ def tier_sum_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "lapl
             continue
         lo, hi = 0.0, 1.0
         while pl.delta(math.exp(hi)) > delta:
-            lo, hi = hi, 2.0 * hi
-            if hi > 1e4:
+            lo, hi = hi, min(2.0 * hi, _EPS_CAP)
+            if lo >= _EPS_CAP:  # still above delta at e^700: a valid (vast) lower bound
                 break
         for _ in range(200):
             if hi - lo <= 1e-9 * max(lo, 1e-12):
