@@ -113,6 +113,17 @@ def test_never_above_the_covering_upper_bounds(mechanism):
         assert checked >= 1
 
 
+def test_distinct_budgets_one_score():
+    """Beyond 64 tiers every user is its own tier (one score, one victim): never above the
+    covering upper bounds, above window_lower on this profile (0.144 against 0.126)."""
+    rng = np.random.default_rng([20240101, 9])
+    prof = BudgetProfile.uniform(n=2000, low=0.5, high=2.0, rng=rng)
+    low = LOWER.eps(profile=prof, delta=1e-6, mechanism="laplace")
+    win = get_bound("window_lower").eps(profile=prof, delta=1e-6, mechanism="laplace")
+    up = get_bound("clones").eps(profile=prof, delta=1e-6, mechanism="laplace")
+    assert win <= low <= up
+
+
 def test_identical_budgets_match_lr_sum():
     """Equal budgets: the score p/w is Su et al.'s r, quantized to 1024 levels; within 3% of
     lr_sum_lower's exact lattice labels (measured: 0.03128 against 0.03098)."""
@@ -134,8 +145,14 @@ def test_delta_is_non_increasing_in_eps():
 def test_regime_errors():
     many = BudgetProfile.from_histogram(np.linspace(0.5, 1.0, TS.MAX_TIERS + 1),
                                         np.ones(TS.MAX_TIERS + 1, dtype=int))
-    with pytest.raises(ParameterRegimeError, match="at most 64 distinct budgets"):
+    with pytest.raises(ParameterRegimeError, match=f"at most {TS.MAX_TIERS} distinct budgets"):
         LOWER.eps(profile=many, delta=1e-6, mechanism="laplace")
+    with pytest.raises(ParameterRegimeError, match="every eps_i >= 1e-06"):
+        LOWER.eps(profile=BudgetProfile.from_arrays([1e-9, 1.0]), delta=1e-6)
+    # eps beyond e^700 or at the largest pure budget: 0, a valid lower bound
+    ident = BudgetProfile.identical(n=10, eps0=1.0)
+    assert LOWER.delta(profile=ident, eps=800.0) == 0.0
+    assert LOWER.delta(profile=ident, eps=1.0) == 0.0
     with pytest.raises(ParameterRegimeError, match="no interval masses"):
         LOWER.eps(profile=BudgetProfile.identical(n=10, eps0=1.0), delta=1e-6,
                   mechanism="binary_rr")
