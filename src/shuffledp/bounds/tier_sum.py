@@ -27,7 +27,7 @@ computed once per (statistic, victim tier) by one FFT pipeline, then for every e
 Rounding (everything subtracted): (1) the interval masses' own error bounds, summed over the
 users (a total-variation move of T's laws by at most ``tv``, which moves H_E by at most
 ``(1 + E) tv``); (2) the FFT's round-off, estimated as in the blanket module (``FFT_SAFETY``
-times ``u (n + 5 log2 N + 8)`` times the largest entry of |phi_O| summed, per entry of A and B),
+times ``u (n + 5 log2 N + 8)`` times ``2 sum_k |phi_O(k)| / N``, per entry of A and B),
 charged on every entry of the positive set; (3) the mass outside the FFT's window (Bernstein's
 inequality on T, each score in [0, LEVELS]), which aliases onto the window: charged as a total
 variation of both laws.
@@ -299,7 +299,7 @@ class _Pipeline:
         self.n_fft = n_fft
 
     def delta(self, big_e: float) -> float:
-        """A lower bound on max(H_E(P_T||Q_T), H_E(Q_T||P_T))."""
+        """A lower bound on ``max(H_E(P_T || Q_T), H_E(Q_T || P_T))``."""
         out = 0.0
         for x, y in ((self.a, self.b), (self.b, self.a)):
             diff = x - big_e * y
