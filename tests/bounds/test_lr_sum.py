@@ -342,3 +342,43 @@ def test_oue_done_when_numbers():
         low = LOWER.eps(profile=p, delta=1e-6, mechanism="oue:100")
         up = get_bound("tightest").eps(profile=p, delta=1e-6, mechanism="oue:100")
         assert target <= low < up, (eps0, low, up)
+
+
+# --------------------------------------------------------------------------- the eps search
+def test_verified_search_meets_the_crossing_of_a_monotone_curve():
+    for target in (1e-3, 1e-6, 1e-9):
+        e = L.verified_lower_eps(lambda x: math.exp(-30.0 * x), target, 4.0)
+        truth = math.log(1.0 / target) / 30.0
+        assert e <= truth and truth - e <= 1e-7 * truth, (target, e, truth)
+    # fn = 0 on part of the bracket (a bisection step there)
+    e = L.verified_lower_eps(lambda x: max(0.5 - x, 0.0) ** 3, 1e-6, 1.0)
+    assert 0.0 < e <= 0.5 - 1e-2 and (0.5 - e) ** 3 > 1e-6
+
+
+def test_verified_search_returns_only_evaluated_points_above_the_target():
+    """A lower bound on delta(eps) may dip (more error charged at some eps): whatever it does,
+    the answer is a point where it was evaluated above the target."""
+    rng = np.random.default_rng([20240101, 11])
+    for _ in range(200):
+        cut, dip = sorted(rng.uniform(0.0, 2.0, size=2))
+        seen: dict[float, float] = {}
+
+        def fn(x, cut=cut, dip=dip, seen=seen):
+            v = 0.0 if x < dip * 0.5 else math.exp(-5.0 * x) * (x < cut)
+            seen[x] = v
+            return v
+        e = L.verified_lower_eps(fn, 1e-3, 2.0, float(rng.choice([0.0, 0.01])))
+        assert e == 0.0 or e == 0.01 or seen[e] > 1e-3, (cut, dip, e)
+
+
+@pytest.mark.parametrize("spec,eps0", [("laplace", 4.0), ("laplace", 1.0), ("oue:100", 4.0)])
+def test_large_n_is_positive_and_verified(spec, eps0):
+    """At 10^6 users (where a certified delta near eps = 0 loses everything to its error
+    charges, and a search started there used to answer 0): positive, its own delta above the
+    target at the answer, and below the blanket upper bound."""
+    prof = BudgetProfile.identical(n=10**6, eps0=eps0)
+    e = LOWER.eps(profile=prof, delta=1e-6, mechanism=spec)
+    assert e > 0.0
+    assert L.lr_sum_delta(profile=prof, eps=e, mechanism=spec) > 1e-6
+    up = get_bound("blanket").eps(profile=prof, delta=1e-6, mechanism=spec)
+    assert e <= up, (spec, eps0, e, up)

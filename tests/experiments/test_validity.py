@@ -143,3 +143,18 @@ def test_bad_arguments_name_the_parameter():
     with pytest.raises(ValueError, match="methods"):
         validity_rows(profiles=["u"], specs=SPECS, randomizers=["laplace"], n=[300],
                       delta=1e-6, gaussian_delta0=1e-8, seed=1, methods=["nope"])
+
+
+def test_cell_gap_is_the_best_covering_upper_over_the_best_lower(rows):
+    """upper_eps / upper_to_lower: the smallest covering rigorous upper bound of the cell, over
+    its best certified lower bound (computed here again from the rows)."""
+    cells = {(r["profile"], r["randomizer"], r["n"]) for r in rows}
+    for cell in cells:
+        sub = _find(rows, profile=cell[0], randomizer=cell[1], n=cell[2])
+        ups = [r for r in sub if r["kind"] == "upper" and r["covered"] and r["status"] == "ok"]
+        best = min(ups, key=lambda r: r["eps"])
+        assert all(r["upper_eps"] == best["eps"] for r in sub)
+        assert all(r["upper_method"].split(" ")[0] == best["method"] for r in sub)
+        gap = sub[0]["upper_to_lower"]
+        assert gap == pytest.approx(best["eps"] / sub[0]["lower_eps"], rel=1e-12)
+        assert gap >= 1.0 - 1e-6

@@ -60,6 +60,7 @@ amplification variable, ``(a, b, c)`` = the bits of x0, x1, x2, ``u, v`` = ``p /
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,14 @@ from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
 from shuffledp.binomial import binom_pmf
-from shuffledp.bounds.base import Bound, BoundInfo, Coverage, mechanism_lower_coverage
+from shuffledp.bounds.base import (
+    INVERSION_ATOL,
+    INVERSION_RTOL,
+    Bound,
+    BoundInfo,
+    Coverage,
+    mechanism_lower_coverage,
+)
 from shuffledp.bounds.blanket.amplification import (
     WINDOW_TAIL,
     LatticeLaw,
@@ -82,7 +90,8 @@ from shuffledp.families import Family, get_family
 special = lazy_module("scipy.special")
 
 __all__ = ["LR_FAMILIES", "SD_STEPS", "N_MAX_OUE", "PAIR_STEPS", "lr_sum_delta", "laplace_labels",
-           "contract_to_lattice", "pair_sum_lower", "oue_third_atoms", "BOUND"]
+           "contract_to_lattice", "pair_sum_lower", "oue_third_atoms", "lr_sum_eps",
+           "verified_lower_eps", "BOUND"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Lattice steps per standard deviation of r under Q.
@@ -95,11 +104,18 @@ _MAX_INDEX = 2.0**50
 LR_FAMILIES = ("laplace", "oue")
 #: OUE's exact multinomial sum ("others at x1") is done for at most this many users (the
 #: contracted lattice law beyond).
-N_MAX_OUE = 100_000
+N_MAX_OUE = 20_000
 #: Lattice steps per standard deviation of a contracted pair law (:func:`contract_to_lattice`).
 PAIR_STEPS = 128
 #: Largest amplification window (lattice points) a contracted pair law is given.
 PAIR_MAX_WINDOW = float(1 << 20)
+#: Beyond this many users the Laplace step also widens so that the sum's amplification window
+#: keeps at most ``w`` points, for each ``w`` in ``LAPLACE_WINDOWS`` (each a valid bound; the
+#: larger is kept).  Measured: at 10^6 users the finest steps lose more to the window's error
+#: charges than they gain and cost 4x, and which window is best varies erratically with n and
+#: eps0 (at 3e5 users 2^20 is better for eps0 = 4, 2^18 for eps0 = 1).
+LAPLACE_N_WINDOW = 100_000
+LAPLACE_WINDOWS = (float(1 << 20), float(1 << 18))
 #: Relative error of scipy's binomial pmf (as in rr_exact).
 _PMF_RTOL = 1e-9
 #: Tail mass left out of each count window of OUE's sum (only non-negative terms are dropped).
@@ -201,19 +217,25 @@ def _lattice(ratios, masses, phi, last, m_last, d: float, shift_idx: int, sign: 
     return LatticeLaw(off, pmf, d, tv_error=8.0 * _U, w1_error=16.0 * _U * scale)
 
 
-def _laplace_step(eps0: float) -> float:
+def _laplace_step(eps0: float, n: int = 1, window: float = math.inf) -> float:
     """The lattice step for Laplace at eps0: ``sd(r) / SD_STEPS``, finer where the first label
     could miss its lattice point (its ratio ranges over ``[e^-eps0, widest]``, widest its value
     with y* = 1, so the step is at most half that range), coarser where that needs more than
-    ``MAX_POINTS`` points per report (any step is valid).  ParameterRegimeError where the labels
-    cannot be built that way (eps0 above about 7, or far below 1e-4) or the lattice indices
-    would pass 2^50."""
+    ``MAX_POINTS`` points per report or where the sum of ``n`` terms would need an amplification
+    window of more than ``window`` points (any step is valid; at most the half range
+    above).  ParameterRegimeError where the labels cannot be built that way (eps0 above about 7,
+    or far below 1e-4) or the lattice indices would pass 2^50."""
     lo, hi = math.exp(-eps0), math.exp(eps0)
     b = 2.0 / eps0
     m = 0.5 * -math.expm1(-2.0 / b)  # Q((-1, 1))
     room = m * -math.expm1(-eps0) / (0.5 + m)  # widest - lo, without cancellation
-    d = min(_sd_r("laplace", eps0) / SD_STEPS, room / 2.0)
+    sd = _sd_r("laplace", eps0)
+    d = min(sd / SD_STEPS, room / 2.0)
     d = max(d, (hi - lo) / MAX_POINTS)
+    if n > 1 and math.isfinite(window):  # the sum's window, as for a pair law (_pair_step)
+        span = hi - lo
+        half = min(_halfwidth(4.0 * n * sd * sd, span, WINDOW_TAIL), n * span)
+        d = max(d, min((2.0 * (half + span) + 4.0 * span) / window, room / 2.0))
     if not (math.isfinite(d) and d > 0.0) or max(d, lo) + d > lo + room:
         raise ParameterRegimeError(
             f"lr_sum_lower: no Laplace lattice at eps0 = {eps0:g} (step {d:.3g} with at most "
@@ -225,24 +247,32 @@ def _laplace_step(eps0: float) -> float:
     return d
 
 
-def _laplace_delta(n: int, eps0: float, eps: float) -> float:
-    d = _laplace_step(eps0)
+def _laplace_direction(n: int, eps0: float, eps: float, direction: int,
+                       window: float = math.inf) -> float:
+    """One direction of the Laplace pair: ``H(P'||Q')`` (``direction = 1``) or ``H(Q'||P')``
+    (``-1``), every error on the lower side; ``window`` as in :func:`_laplace_step`."""
+    d = _laplace_step(eps0, n, window)
     big_e = math.exp(eps)
     scale = math.exp(eps0) + big_e + 1.0
-    # H(P'||Q'): the lattice through E, so X = r - E = d (idx - k) exactly
-    phi = math.fmod(big_e, d)
-    ratios, masses, last, m_last = laplace_labels(eps0, d, phi)
-    k = int(round((big_e - phi) / d))
-    h_pq = amplification_lower(_lattice(ratios, masses, phi, last, m_last, d, k, 1, scale),
-                               [1.0], [n - 1])
+    if direction == 1:
+        # H(P'||Q'): the lattice through E, so X = r - E = d (idx - k) exactly
+        phi = math.fmod(big_e, d)
+        ratios, masses, last, m_last = laplace_labels(eps0, d, phi)
+        k = int(round((big_e - phi) / d))
+        return amplification_lower(_lattice(ratios, masses, phi, last, m_last, d, k, 1, scale),
+                                   [1.0], [n - 1])
     # H(Q'||P') = E A' with X' = 1/E - r = d (j - idx): the lattice through 1/E
     inv = 1.0 / big_e
     phi2 = math.fmod(inv, d)
     ratios, masses, last, m_last = laplace_labels(eps0, d, phi2)
     j = int(round((inv - phi2) / d))
     law2 = _lattice(ratios, masses, phi2, last, m_last, d, -j, -1, scale)
-    h_qp = big_e * (1.0 - 8.0 * _U) * amplification_lower(law2, [1.0], [n - 1])
-    return float(max(h_pq, h_qp, 0.0))
+    return big_e * (1.0 - 8.0 * _U) * amplification_lower(law2, [1.0], [n - 1])
+
+
+def _laplace_delta(n: int, eps0: float, eps: float) -> float:
+    return float(max(_laplace_direction(n, eps0, eps, 1),
+                     _laplace_direction(n, eps0, eps, -1), 0.0))
 
 
 # --------------------------------------------------------------------------- contraction
@@ -449,6 +479,22 @@ def _check(*, profile: BudgetProfile, mechanism: Any = "laplace") -> None:
         _laplace_step(profile.eps_max)
 
 
+def _pieces(profile: BudgetProfile, mechanism: Any) -> list[Callable[[float], float]]:
+    """The lower bounds on delta(eps) whose maximum is the bound: the pairs (and, for
+    Laplace, the two directions of its pair), each a function of eps."""
+    n, eps0 = profile.n, profile.eps_max
+    fam = get_family(mechanism)
+    if fam.name == "oue":
+        if fam.k is None or fam.k < 3:
+            return [lambda e: _oue_x1_delta(n, eps0, e)]
+        # d >= 3: the third-category pair, and the x1 pair by the faster contracted law
+        return [lambda e: _oue_third_delta(n, eps0, e),
+                lambda e: _oue_x1_delta(n, eps0, e, exact=False)]
+    windows = LAPLACE_WINDOWS if n > LAPLACE_N_WINDOW else (math.inf,)
+    return [lambda e, s=s, w=w: _laplace_direction(n, eps0, e, s, w)
+            for w in windows for s in (1, -1)]
+
+
 def lr_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplace") -> float:
     """A lower bound on the exact delta(eps) of the pair "others at x1" (module docstring).
 
@@ -463,15 +509,84 @@ def lr_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplac
     eps0 = profile.eps_max
     if eps >= eps0 or eps0 <= 0.0:
         return 0.0
-    name = get_family(mechanism).name
-    if name == "oue":
-        fam = get_family(mechanism)
-        if fam.k is None or fam.k < 3:
-            return _oue_x1_delta(profile.n, eps0, eps)
-        # d >= 3: the third-category pair, and the x1 pair by the faster contracted law
-        return max(_oue_third_delta(profile.n, eps0, eps),
-                   _oue_x1_delta(profile.n, eps0, eps, exact=False))
-    return _laplace_delta(profile.n, eps0, eps)
+    return float(max(max(f(eps) for f in _pieces(profile, mechanism)), 0.0))
+
+
+def verified_lower_eps(fn: Callable[[float], float], target: float, eps_top: float,
+                       floor: float = 0.0, *, rtol: float = INVERSION_RTOL,
+                       atol: float = INVERSION_ATOL) -> float:
+    """A lower bound on ``eps(target)`` from a lower bound ``fn`` on a non-increasing delta(eps)
+    that is 0 from ``eps_top`` on: the largest eps the search finds with ``fn(eps) > target``
+    *evaluated* (then the true delta(eps) > target, so the true eps(target) is above it),
+    within ``max(atol, rtol eps)`` of the crossing where ``fn`` is monotone, else ``floor``.
+
+    ``fn`` need not be monotone (a certified lower bound can lose more to its error charges
+    at some eps than at others): only evaluated points are returned, so the answer is valid
+    whatever ``fn`` does.  ``floor`` is a value the caller already holds (another pair's
+    answer); if ``fn(floor) <= target`` this pair cannot raise it and nothing more is done.
+    The search: from ``floor`` or halving down from ``eps_top`` to a point above the target,
+    then the Illinois regula falsi on ``log fn - log target`` inside the bracket (a bisection
+    step when an end has ``fn = 0`` or the bracket stalls).
+
+    >>> round(verified_lower_eps(lambda e: max(0.5 - e, 0.0), 0.25, 1.0), 6)
+    0.25
+    """
+    log_t = math.log(target)
+
+    def g(e: float) -> float:
+        v = float(fn(e))
+        return math.log(v) - log_t if v > 0.0 else -math.inf
+
+    hi, g_hi = eps_top, -math.inf
+    if floor > 0.0:
+        lo, g_lo = floor, g(floor)
+        if not g_lo > 0.0:
+            return floor
+    else:
+        lo, g_lo = eps_top, -math.inf
+        for _ in range(200):
+            lo = lo / 2.0
+            if lo < atol:
+                return 0.0
+            g_lo = g(lo)
+            if g_lo > 0.0:
+                break
+            hi, g_hi = lo, g_lo
+        else:  # pragma: no cover - 200 halvings pass atol first
+            return 0.0
+    last = 0  # +1: lo moved last, -1: hi moved last
+    for it in range(400):
+        width = hi - lo
+        if width <= max(atol, rtol * lo):
+            break
+        if math.isfinite(g_hi) and it < 100:
+            x = hi - g_hi * width / (g_hi - g_lo)
+            x = min(max(x, lo + 1e-3 * width), hi - 1e-3 * width)
+        else:
+            x = lo + 0.5 * width
+        gx = g(x)
+        if gx > 0.0:
+            if last == 1:
+                g_hi /= 2.0  # Illinois: the end that stayed put loses half its weight
+            lo, g_lo, last = x, gx, 1
+        else:
+            if last == -1:
+                g_lo /= 2.0
+            hi, g_hi, last = x, gx, -1
+    return lo
+
+
+def lr_sum_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "laplace") -> float:
+    """A lower bound on eps(delta): the largest of the pieces' verified answers
+    (:func:`verified_lower_eps`; a piece that cannot pass the answer so far is evaluated once)."""
+    _check(profile=profile, mechanism=mechanism)
+    eps0 = profile.eps_max
+    if eps0 <= 0.0:
+        return 0.0
+    best = 0.0
+    for f in _pieces(profile, mechanism):
+        best = max(best, verified_lower_eps(f, float(delta), eps0, best))
+    return best
 
 
 def _covers(*, family: Family, profile: BudgetProfile, mechanism: Any = "laplace") -> Coverage:
@@ -507,6 +622,7 @@ BOUND = register_bound(
                            "oue:d), identical budgets"),
         ),
         delta_fn=lr_sum_delta,
+        eps_fn=lr_sum_eps,
         check_fn=_check,
         diagnostics_fn=_diagnostics,
         covers_fn=_covers,

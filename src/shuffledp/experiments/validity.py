@@ -16,6 +16,9 @@ Each row says whether the variant *covers* the randomizer on the profile
 for a lower bound; approximations cover nothing).  ``lower_eps`` is the best certified lower
 bound of the cell, the largest eps among the covering lower-bound rows (``window_lower``,
 and ``rr_exact`` for binary RR and one-bit Duchi), and ``ratio_to_lower`` = eps / lower_eps.
+``upper_eps`` is the cell's best covering rigorous upper bound (the smallest eps among the
+covering upper-bound rows; ``upper_method`` names it with its variant) and ``upper_to_lower`` =
+upper_eps / lower_eps: how far the truth can still be from what is proven.
 ``below_lower`` marks a value below it: for an approximation, a claim of less privacy loss than
 the shuffled randomizer really has (the paper's ``gdp`` is *invalid* there); for a rigorous
 upper bound that covers the randomizer, a soundness failure, which raises
@@ -84,6 +87,12 @@ VALIDITY_TABLE = Columns(
         col("coverage", STRING, nullable=True),
         col("seconds", NUMBER, nullable=True),
         col("seed", INTEGER),
+        # the best covering rigorous upper bound of the cell and its ratio to lower_eps (the
+        # gap between what is proven and what is certainly leaked; empty when either is
+        # missing); optional: tables written before these columns
+        col("upper_eps", NUMBER, nullable=True, optional=True),
+        col("upper_method", STRING, nullable=True, optional=True),
+        col("upper_to_lower", NUMBER, nullable=True, optional=True),
     ),
     ok_requires=("eps", "seconds"),
 )
@@ -175,9 +184,19 @@ def validity_rows(*, profiles: Sequence[str], specs: Mapping[str, Mapping],
                           and x["status"] == "ok"]
                 best = max(lowers, key=lambda x: x["eps"]) if lowers else None
                 lo = best["eps"] if best else math.nan
+                uppers = [x for x in cell if x["kind"] == "upper" and x["covered"]
+                          and x["status"] == "ok"]
+                top = min(uppers, key=lambda x: x["eps"]) if uppers else None
+                up = top["eps"] if top else math.nan
+                up_name = (f"{top['method']} ({top['variant']})" if top and top["variant"]
+                           else top["method"] if top else "")
+                gap = up / lo if top is not None and best is not None and lo > 0 else math.nan
                 for x in cell:
                     x["lower_eps"] = lo
                     x["lower_method"] = best["method"] if best else ""
+                    x["upper_eps"] = up
+                    x["upper_method"] = up_name
+                    x["upper_to_lower"] = gap
                     ok = x["status"] == "ok" and best is not None and lo > 0
                     x["ratio_to_lower"] = x["eps"] / lo if ok else math.nan
                     below = ok and x["eps"] < lo * (1.0 - RTOL) - 1e-12
@@ -193,8 +212,10 @@ def validity_rows(*, profiles: Sequence[str], specs: Mapping[str, Mapping],
                 done += 1
                 bad = [x["method"] for x in cell if x["kind"] == "approximate"
                        and x["below_lower"]]
-                log.info("%s %s n=%d: lower %.4g (%s); approximations below it: %s", pname, r,
-                         k, lo, best["method"] if best else "-", ", ".join(bad) or "none")
+                log.info("%s %s n=%d: lower %.4g (%s), best covering upper %.4g (%s), ratio "
+                         "%.3f; approximations below the lower bound: %s", pname, r, k, lo,
+                         best["method"] if best else "-", up, up_name or "-", gap,
+                         ", ".join(bad) or "none")
                 if progress:
                     progress(done, total)
     return rows
