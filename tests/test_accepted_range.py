@@ -376,11 +376,18 @@ def test_cli_randomizer_option_and_personalized_coverage(tmp_path):
     r = _cli("bound", "--budgets", str(f), "--delta", "1e-6", "--method", "clones",
              "--clone", "standard", "--format", "json")
     row = json.loads(r.stdout)["results"][0]
-    assert "binary_rr" in row["covers"] and "laplace" not in row["covers"]
+    assert "binary_rr" in row["guarantee_for"] and "laplace" not in row["guarantee_for"]
     assert "a guarantee for: binary_rr" in row["note"] and "any randomizer" not in row["note"]
+    # naming the randomizer: its own masses by default (a guarantee), the generic ones on
+    # request (not one for 3-RR on this profile: listed apart, never the answer)
     r = _cli("bound", "--budgets", str(f), "--delta", "1e-6", "--method", "clones",
              "--randomizer", "krr:3")
+    assert r.returncode == 0 and "a guarantee for krr:3" in r.stdout
+    assert "proven by clones (mechanism=krr:3" in r.stdout
+    r = _cli("bound", "--budgets", str(f), "--delta", "1e-6", "--method", "clones",
+             "--randomizer", "krr:3", "--generic-masses")
     assert r.returncode == 0 and "NOT a guarantee for krr:3" in r.stdout
+    assert "Not guarantees for krr:3" in r.stdout
 
 
 @pytest.mark.parametrize("eps", [[2.2250738585072014e-308] * 3, [0.0, 2.225073858507e-311],

@@ -108,3 +108,160 @@ def test_a_million_users_fit_by_pieces():
     e_pld = shuffled_round_pld(prof).get_epsilon_for_delta(DELTA)
     e_bound = get_bound("clones").eps(profile=prof, delta=DELTA)
     assert e_bound - 1e-9 <= e_pld <= e_bound + 3e-4
+
+
+# --- any covering bound as a PLD (privacy profile -> connect-the-dots), the DpEvent ------------
+
+def _gaussian_profile(mu: float):
+    """The exact privacy profile of the mu-GDP Gaussian mechanism (Balle, Wang ICML 2018)."""
+    from scipy.stats import norm
+
+    return lambda e: float(norm.cdf(-e / mu + mu / 2) - np.exp(e) * norm.cdf(-e / mu - mu / 2))
+
+
+@pytest.mark.parametrize("mu", [0.05, 0.5, 2.0])
+def test_profile_pld_dominates_an_exact_profile_everywhere(mu):
+    """From an exact profile (the Gaussian mechanism's), the PLD's delta(eps) is never below
+    it, on and between the grid points and at negative eps (the other order), and close to it
+    where it matters (eps within 1% at delta = 1e-6)."""
+    from shuffledp.accounting import profile_pld
+
+    truth = _gaussian_profile(mu)
+    pld = profile_pld(truth, eps_top=mu * 12 + mu * mu)
+    for e in np.concatenate([np.linspace(-3 * mu, 8 * mu, 157), [0.0]]):
+        t = truth(e) if e >= 0 else 1 - np.exp(e) + np.exp(e) * truth(-e)
+        assert pld.get_delta_for_epsilon(float(e)) >= t - 1e-12, (mu, e)
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    exact = pld_lib.from_gaussian_mechanism(standard_deviation=1.0 / mu,
+                                            value_discretization_interval=1e-4)
+    e_pld, e_ex = pld.get_epsilon_for_delta(1e-6), exact.get_epsilon_for_delta(1e-6)
+    assert e_ex - 1e-3 <= e_pld <= 1.01 * e_ex + 1e-3, (mu, e_pld, e_ex)
+
+
+def test_profile_pld_refuses_bad_arguments():
+    from shuffledp.accounting import profile_pld
+
+    with pytest.raises(ValueError, match="eps_top"):
+        profile_pld(lambda e: 0.0, eps_top=0.0)
+    with pytest.raises(ValueError, match="points"):
+        profile_pld(lambda e: 0.0, eps_top=1.0, points=1)
+    with pytest.raises(ValueError, match="discretization"):
+        profile_pld(lambda e: 0.0, eps_top=1.0, discretization=0.5)
+    with pytest.raises(ValueError, match="grid steps"):
+        profile_pld(lambda e: 0.0, eps_top=1e6, discretization=1e-4)
+
+
+@pytest.mark.parametrize("method,spec", [("clones", "laplace"), ("blanket", "krr:10"),
+                                         ("clones", "binary_rr")])
+def test_bound_round_pld_is_at_or_above_the_mechanism_aware_bound(method, spec):
+    """One round, a personalized profile, the mechanism-aware bound: the PLD's eps(delta) at
+    or above the bound's and within 0.5% of it at delta = 1e-3, 1e-6, 1e-9; off the PLD's grid,
+    its delta(eps) at or above the best curve the bound's values at a finer grid of the test's
+    own prove (their running minimum, then the lower convex envelope in e^eps: the true curve
+    is non-increasing and convex in e^eps and below every value of the bound, so below that
+    envelope; a numerical bound's own curve may rise slightly with eps where its error
+    charges do)."""
+    from shuffledp.accounting import _lower_hull, bound_round_pld
+
+    prof = BudgetProfile.from_histogram([0.5, 1.0, 4.0], [6000, 3990, 10])
+    pld = bound_round_pld(prof, randomizer=spec, method=method)
+    bound, opts = get_bound(method), {"mechanism": spec}
+    for delta in (1e-3, DELTA, 1e-9):
+        e_b = bound.eps(profile=prof, delta=delta, **opts)
+        e_p = pld.get_epsilon_for_delta(delta)
+        assert e_b - 1e-9 <= e_p <= 1.005 * e_b + 2e-4, (delta, e_p, e_b)
+    e_b = bound.eps(profile=prof, delta=DELTA, **opts)
+    grid = np.linspace(0.0, 3.0 * e_b, 61)
+    vals = np.minimum.accumulate([bound.delta(profile=prof, eps=float(e), **opts)
+                                  for e in grid])
+    env = _lower_hull(np.concatenate([[0.0], np.exp(grid)]), np.concatenate([[1.0], vals]))[1:]
+    for e, v in zip(grid, env, strict=True):
+        assert pld.get_delta_for_epsilon(float(e)) >= v * (1 - 1e-9) - 1e-15, (e, v)
+
+
+def test_bound_round_pld_refuses_what_is_not_a_guarantee():
+    from shuffledp.accounting import bound_round_pld
+
+    prof = BudgetProfile.from_histogram([0.5, 4.0], [999, 1])
+    with pytest.raises(ParameterRegimeError, match="not a guarantee for laplace"):
+        bound_round_pld(prof, randomizer="laplace", method="clones", generic_masses=True)
+    with pytest.raises(ValueError, match="rigorous upper bound"):
+        bound_round_pld(prof, randomizer="laplace", method="gdp")
+    with pytest.raises(TypeError, match="profile"):
+        bound_round_pld([0.5], randomizer="laplace")
+
+
+@requires("torch")
+def test_dp_event_rounds_match_the_sgd_accounting():
+    """T rounds of ShuffledRoundDpEvent (generic standard clones, the pair of the SGD
+    accounting) through ShufflePLDAccountant: at or above the project's own T-round accounting
+    and within 1% of it."""
+    from shuffledp.accounting import ShuffledRoundDpEvent, ShufflePLDAccountant
+    from shuffledp.sgd.accounting import rounds_epsilon
+
+    prof = BudgetProfile.identical(n=2000, eps0=2.0)
+    ev = ShuffledRoundDpEvent(prof, "duchi", method="clones", generic_masses=True,
+                              options={"clone": "standard"})
+    for t in (1, 10, 50):
+        ours = rounds_epsilon(method="clones", profile=prof, rounds=t, delta=1e-5,
+                              randomizer="duchi", clone="standard")
+        acc = ShufflePLDAccountant()
+        acc.compose(ev, t)
+        e = acc.get_epsilon(1e-5)
+        assert ours - t * 1e-4 <= e <= 1.01 * ours + t * 1e-4, (t, e, ours)
+
+
+def test_dp_event_composes_with_subsampled_gaussian_and_refuses_add_remove():
+    from dp_accounting import dp_event
+    from dp_accounting.privacy_accountant import NeighboringRelation, UnsupportedEventError
+
+    from shuffledp.accounting import ShuffledRoundDpEvent, ShufflePLDAccountant
+
+    prof = BudgetProfile.from_histogram([0.5, 4.0], [9999, 1])
+    shuffled = ShuffledRoundDpEvent(prof, "laplace", method="clones")
+    gauss = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+    both = ShufflePLDAccountant()
+    both.compose(dp_event.ComposedDpEvent([shuffled, dp_event.SelfComposedDpEvent(gauss, 100)]))
+    alone = ShufflePLDAccountant()
+    alone.compose(shuffled)
+    g = ShufflePLDAccountant()
+    g.compose(dp_event.SelfComposedDpEvent(gauss, 100))
+    e_b, e_s, e_g = (a.get_epsilon(DELTA) for a in (both, alone, g))
+    assert max(e_s, e_g) < e_b < e_s + e_g + 1e-3
+    assert e_s >= get_bound("clones").eps(profile=prof, delta=DELTA, mechanism="laplace")
+    with pytest.raises(UnsupportedEventError):
+        ShufflePLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE).compose(shuffled)
+    with pytest.raises(AttributeError):
+        shuffled.method = "blanket"
+
+
+def test_profile_pld_curve_is_the_chord_of_the_envelope_in_e_to_the_eps():
+    """The connect-the-dots PLD's delta(eps) equals the lower convex envelope of the profile's
+    values at the grid points and the straight line in E = e^eps between them (the fact the
+    proof of docs/theory.md 16 uses), here for a profile that is not convex in E (so the
+    envelope is not the values)."""
+    from shuffledp.accounting import _lower_hull, profile_pld
+
+    seen: dict[float, float] = {}
+
+    def bumpy(e: float) -> float:
+        v = 0.3 * np.exp(-4.0 * e) * (1.0 + 0.3 * np.sin(20.0 * e) ** 2)
+        seen[e] = v
+        return float(v)
+
+    pld = profile_pld(bumpy, eps_top=2.0, discretization=1e-3, points=40)
+    pos = np.array(sorted(seen))
+    vals = np.array([seen[e] for e in pos])
+    # the other order at -eps: 1 - e^-eps + e^-eps delta(eps) (docs/theory.md 16, step (a))
+    eps = np.concatenate([-pos[1:][::-1], pos])
+    allv = np.concatenate([(1 - np.exp(-pos[1:]) + np.exp(-pos[1:]) * vals[1:])[::-1], vals])
+    big_e = np.exp(eps)
+    env = _lower_hull(np.concatenate([[0.0], big_e]), np.concatenate([[1.0], allv]))[1:]
+    for e, v in zip(eps, env, strict=True):
+        assert pld.get_delta_for_epsilon(float(e)) == pytest.approx(v, rel=1e-9, abs=1e-15)
+    for a, b, va, vb in zip(big_e, big_e[1:], env, env[1:], strict=False):
+        mid = 0.5 * (a + b)
+        assert pld.get_delta_for_epsilon(float(np.log(mid))) == pytest.approx(
+            0.5 * (va + vb), rel=1e-6, abs=1e-15)
+    assert np.all(env <= allv + 1e-15)

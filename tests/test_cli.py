@@ -81,7 +81,8 @@ def test_table_and_csv_formats(capsys):
         == 0
     )
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "method,kind,eps,delta,status,vacuous,below_lower,note"
+    assert lines[0] == ("method,kind,eps,delta,status,covered,guarantee_for,options,vacuous,"
+                        "below_lower,note")
     assert lines[1].startswith("gdp,approximate,0.5,")
 
 
@@ -148,9 +149,9 @@ def test_clone_option_selects_standard_clones(capsys):
     stronger = json.loads(capsys.readouterr().out)["results"][0]
     assert stronger["eps"] < res["clones"]["eps"]
     # identical budgets: stronger clones are a guarantee for binary RR, Duchi and k-RR only
-    assert stronger["covers"] == ["binary_rr", "duchi", "krr:3", "krr:10"]
+    assert stronger["guarantee_for"] == ["binary_rr", "duchi", "krr:3", "krr:10"]
     assert "a guarantee for: binary_rr" in stronger["note"] and "laplace" not in stronger["note"]
-    assert "laplace" in res["clones"]["covers"]  # standard: any randomizer (identical)
+    assert "laplace" in res["clones"]["guarantee_for"]  # standard: any randomizer (identical)
     r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--clone", "weak")
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
@@ -164,7 +165,7 @@ def test_randomizer_selects_variation_ratio_parameters(capsys):
     assert main([*args, "binary_rr"]) == 0
     row = json.loads(capsys.readouterr().out)["results"][0]
     assert row["eps"] == pytest.approx(0.118161, rel=5e-3)
-    assert row["covers"] == ["binary_rr"]
+    assert row["covered"] is True and "binary_rr" in row["guarantee_for"]
     for spec in ("krr:10", "laplace"):
         assert main([*args, spec]) == 0
         row = json.loads(capsys.readouterr().out)["results"][0]
@@ -203,3 +204,127 @@ def test_list_bad_format_one_line_exit_2():
     r = run_cli("list", "--format", "html")
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and "invalid choice: 'html'" in r.stderr
+
+
+# --- the answer a practitioner can quote (issue 29) ------------------------------------------
+
+ONE_HIGH = "docs/example_one_high.csv"
+BOUND_SCHEMA = "docs/schemas/bound.schema.json"
+CHECK_SCHEMA = "docs/schemas/check.schema.json"
+
+
+def _validate(doc: dict, schema_file: str) -> None:
+    import jsonschema
+
+    with open(schema_file, encoding="utf-8") as f:
+        jsonschema.validate(doc, json.load(f))
+
+
+def test_named_randomizer_uses_its_own_masses_and_quotes_a_guarantee(capsys):
+    """One user at 4 among 999 at 0.5, Laplace: the answer is a guarantee for Laplace (1.028 or
+    tighter); the generic clones value 0.2735 (not a guarantee for Laplace) is nowhere in the
+    rigorous rows of the main table, only in the section apart."""
+    assert main(["bound", "--budgets", ONE_HIGH, "--delta", "1e-6", "--randomizer",
+                 "laplace"]) == 0
+    out = capsys.readouterr().out
+    main_table, _, rest = out.partition("\nNot guarantees for laplace")
+    answer = [ln for ln in out.splitlines() if ln.startswith("answer: ")]
+    assert len(answer) == 1 and "proven by" in answer[0] and "no valid bound below" in answer[0]
+    value = float(answer[0].split("(")[1].split(",")[0])
+    assert 0.40 < value <= 1.0279
+    assert "0.273475" not in main_table
+    assert "NOT a guarantee" not in main_table
+    # the generic masses on request: then clones' 0.2735 is a row apart, never the answer
+    assert main(["bound", "--budgets", ONE_HIGH, "--delta", "1e-6", "--randomizer", "laplace",
+                 "--method", "clones,window_lower", "--generic-masses", "--format",
+                 "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    _validate(doc, BOUND_SCHEMA)
+    (clones,) = [r for r in doc["results"] if r["method"] == "clones"]
+    assert clones["covered"] is False and clones["eps"] == pytest.approx(0.273475, rel=1e-4)
+    assert doc["answer"]["upper_method"] is None
+    assert doc["answer"]["lower_method"] == "window_lower"
+
+
+def test_json_and_csv_carry_covered_guarantee_for_and_options(capsys):
+    assert main(["bound", "--budgets", ONE_HIGH, "--delta", "1e-6", "--randomizer", "laplace",
+                 "--method", "gdp,clones,blanket,rr_exact,tier_sum_lower", "--format",
+                 "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    _validate(doc, BOUND_SCHEMA)
+    rows = {r["method"]: r for r in doc["results"]}
+    assert rows["clones"]["options"]["mechanism"] == "laplace" and rows["clones"]["covered"]
+    assert "laplace" in rows["clones"]["guarantee_for"]
+    assert rows["gdp"]["covered"] is False  # an approximation is a guarantee for nothing
+    assert rows["rr_exact"]["covered"] is False  # binary RR's curve: no lower bound for Laplace
+    a = doc["answer"]
+    assert a["upper_method"] in ("blanket", "clones") and a["lower_method"] == "tier_sum_lower"
+    assert a["lower_value"] <= a["upper_value"]
+    # no randomizer: covered is null, the answer too, and the schema still holds
+    assert main(["bound", "--n", "1000", "--eps0", "1", "--delta", "1e-6", "--method",
+                 "gdp,clones", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    _validate(doc, BOUND_SCHEMA)
+    assert doc["answer"] is None and all(r["covered"] is None for r in doc["results"])
+    assert main(["bound", "--budgets", ONE_HIGH, "--delta", "1e-6", "--randomizer", "laplace",
+                 "--method", "clones", "--format", "csv"]) == 0
+    import csv
+    import io
+
+    (row,) = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert row["covered"] == "True" and json.loads(row["options"])["mechanism"] == "laplace"
+    assert "laplace" in row["guarantee_for"].split(";")
+
+
+def test_the_schema_refuses_a_malformed_document():
+    import jsonschema
+
+    doc = {"schema_version": 1, "n": 10, "delta": 1e-6, "eps": None, "eps_min": 1.0,
+           "eps_max": 1.0, "delta_max": 0.0, "randomizer": None, "results": [], "answer": None}
+    _validate(doc, BOUND_SCHEMA)
+    for bad in ({**doc, "schema_version": 2}, {**doc, "n": 0},
+                {**doc, "results": [{"method": "gdp"}]}, {k: v for k, v in doc.items()
+                                                          if k != "answer"}):
+        with pytest.raises(jsonschema.ValidationError):
+            _validate(bad, BOUND_SCHEMA)
+
+
+def test_check_answers_proven_refuted_undetermined_with_exit_codes(capsys):
+    """The paper's formula at n = 1000, eps0 = 4 (binary RR) is refuted; on the Laplace example
+    a claim above the covering upper bound is proven, one between the two undetermined, one
+    below the certified lower bound refuted."""
+    gdp = get_bound("gdp").eps(profile=BudgetProfile.identical(n=1000, eps0=4.0), delta=1e-6)
+    code = main(["check", "--n", "1000", "--eps0", "4", "--randomizer", "binary_rr", "--eps",
+                 repr(gdp), "--delta", "1e-6", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    _validate(doc, CHECK_SCHEMA)
+    assert code == 4 and doc["verdict"] == "refuted" and doc["lower_method"] == "rr_exact"
+    assert doc["lower_delta"] > 1e-6
+    base = ["check", "--budgets", ONE_HIGH, "--randomizer", "laplace", "--delta", "1e-6"]
+    for eps, want, code_want in (("0.5", "proven", 0), ("0.42", "undetermined", 5),
+                                 ("0.3", "refuted", 4)):
+        assert main([*base, "--eps", eps, "--format", "json"]) == code_want
+        doc = json.loads(capsys.readouterr().out)
+        _validate(doc, CHECK_SCHEMA)
+        assert doc["verdict"] == want, doc
+        if want == "proven":
+            assert doc["upper_delta"] <= 1e-6
+        if want == "refuted":
+            assert doc["lower_delta"] > 1e-6
+    assert main([*base, "--eps", "0.42"]) == 5
+    assert "undetermined" in capsys.readouterr().out
+
+
+def test_check_and_masses_refuse_bad_input():
+    r = run_cli("check", "--n", "100", "--eps0", "1", "--eps", "0.5", "--delta", "1e-6")
+    assert r.returncode == 2 and "--randomizer" in r.stderr
+    r = run_cli("check", "--n", "100", "--eps0", "1", "--eps", "-1", "--delta", "1e-6",
+                "--randomizer", "laplace")
+    assert r.returncode == 2 and "eps" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--generic-masses")
+    assert r.returncode == 2 and "--generic-masses needs --randomizer" in r.stderr
+    r = run_cli("bound", "--budgets", ONE_HIGH, "--delta0", "1e-8", "--delta", "1e-6")
+    assert r.returncode == 2 and "--delta0 applies to --n/--eps0 only" in r.stderr
+    r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--randomizer",
+                "laplace", "--generic-masses", "--mechanism-aware")
+    assert r.returncode == 2 and "not allowed with" in r.stderr

@@ -18,7 +18,8 @@ from shuffledp.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages whose examples are run (docs/adding_a_baseline.md holds a template, not an example;
 #: docs/theory.md holds no command blocks).
-GUIDES = ("README.md", "docs/cli.md", "docs/library.md", "docs/workflow.md", "docs/validity.md")
+GUIDES = ("README.md", "docs/cli.md", "docs/library.md", "docs/workflow.md", "docs/validity.md",
+          "docs/deployment.md")
 #: Every page whose links are checked.
 PAGES = (*GUIDES, "docs/theory.md", "docs/adding_a_baseline.md")
 SHELL = {"", "bash", "sh", "console"}
@@ -73,11 +74,19 @@ def test_the_guides_have_examples():
 @pytest.mark.parametrize(("page", "command"), COMMANDS,
                          ids=[f"{p}:{c[10:60]}" for p, c in COMMANDS])
 def test_command_runs(page, command, monkeypatch, capsys):
+    """Every example runs; ``shuffledp check`` examples end with a comment naming the verdict
+    they show, and give it with its exit code (proven 0, refuted 4, undetermined 5)."""
     monkeypatch.chdir(ROOT)  # the examples name files as docs/...
     args = shlex.split(command.split("#")[0])[1:]
     code = main(args)
     captured = capsys.readouterr()
-    assert code == 0, (page, command, captured.err)
+    want = 0
+    if args[0] == "check":
+        verdict = command.partition("#")[2].strip().split(":")[0].split(" ")[0]
+        assert verdict in ("proven", "refuted", "undetermined"), (page, command)
+        want = {"proven": 0, "refuted": 4, "undetermined": 5}[verdict]
+        assert f": {verdict} (" in captured.out, (page, command, captured.out)
+    assert code == want, (page, command, captured.err)
     assert captured.out.strip(), (page, command)
 
 

@@ -20,9 +20,21 @@ exceeds the bound's by at most about one ``discretization`` per composed round.
 
 The export is a guarantee for the randomizers the ``clones`` pair covers on the profile
 (:meth:`shuffledp.bounds.base.Bound.covers`): give ``randomizer`` to have it checked
-(:class:`~shuffledp.errors.ParameterRegimeError` otherwise).  The mechanism-aware variant of
-``clones`` (option ``mechanism``) is a maximum over victim groups of several pairs, not one
-pair, and is not exported.
+(:class:`~shuffledp.errors.ParameterRegimeError` otherwise).
+
+*Any covering bound, mechanism-aware ones included* (:func:`bound_round_pld`; docs/theory.md
+16): the mechanism-aware bounds (``clones`` with ``mechanism``, ``blanket``, ``tightest``) are
+maxima over victim groups, not one pair, but each gives a *privacy profile* delta(eps) valid for
+every neighbouring pair and both orders.  A privacy profile bounded above at a grid of eps,
+extended to negative eps by the identity ``H_E(A||B) = 1 - E + E H_{1/E}(B||A)`` and replaced by
+its lower convex envelope in ``E = e^eps``, is turned into a pessimistic PLD by the
+connect-the-dots construction of Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (PETS 2022,
+arXiv 2207.04380, Algorithm 1; ``dp_accounting.pld.pld_pmf.create_pmf_pessimistic_connect_dots``)
+whose hockey-stick curve is the linear interpolation in ``E`` of the grid values: above the
+true curve, which is convex in ``E``.  :class:`ShuffledRoundDpEvent` carries one round into
+dp_accounting and :class:`ShufflePLDAccountant` (a ``PLDAccountant``) composes it with
+Gaussian, Laplace, Poisson-subsampled and every other event dp_accounting knows, under the
+replace-one neighbouring relation of the shuffle model.
 
 >>> from shuffledp import BudgetProfile
 >>> pld = shuffled_round_pld(BudgetProfile.identical(n=10_000, eps0=1.0), randomizer="krr:4")
@@ -32,6 +44,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,7 +55,17 @@ from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.validation import check_real
 
-__all__ = ["DISCRETIZATION", "pld_from_pair", "pld_from_pieces", "shuffled_round_pld"]
+__all__ = ["DISCRETIZATION", "pld_from_pair", "pld_from_pieces", "shuffled_round_pld",
+           "profile_pld", "bound_round_pld", "ShuffledRoundDpEvent", "ShufflePLDAccountant",
+           "PROFILE_POINTS"]
+
+#: Largest number of eps values at which a bound's privacy profile is evaluated for
+#: :func:`bound_round_pld` (each side of 0: the negative side follows from the positive one).
+PROFILE_POINTS = 160
+#: The eps grid is refined until consecutive deltas differ by at most this factor (or the
+#: points run out, or a gap is one grid step, or delta is below PROFILE_FLOOR).
+PROFILE_RATIO = 1.25
+PROFILE_FLOOR = 1e-14
 
 #: Default width of the privacy-loss grid (dp_accounting's ``value_discretization_interval``).
 DISCRETIZATION = 1e-4
@@ -157,3 +180,227 @@ def shuffled_round_pld(
             raise ParameterRegimeError(f"the clones pair is not a guarantee here: {cov.reason}")
     pieces, tail = clone_pair_chunks(profile, clone=clone, tol=tol)
     return pld_from_pieces(pieces, tail, discretization=discretization)
+
+
+# --------------------------------------------------------------------------- privacy profiles
+def _lower_hull(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The lower convex envelope of the points (x, y) (x increasing), at the x's."""
+    hull: list[int] = []
+    for i in range(x.size):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # b is above the segment a -> i: drop it
+            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return np.interp(x, x[hull], y[hull])
+
+
+def profile_pld(delta_of_eps, eps_top: float, *, discretization: float = DISCRETIZATION,
+                points: int = PROFILE_POINTS):
+    """A pessimistic, symmetric dp_accounting PLD whose delta(eps) is at least ``delta_of_eps``
+    (an upper bound on a symmetric privacy profile, for eps >= 0) at every eps (docs/theory.md
+    16).
+
+    ``delta_of_eps`` is evaluated at 0 and on multiples of ``discretization`` in ``(0,
+    eps_top]``: a geometric start, refined where consecutive values differ by more than
+    ``PROFILE_RATIO`` (at most ``points`` evaluations); above ``eps_top`` it is taken constant
+    (its value at ``eps_top`` goes to loss +inf).  Negative eps from the
+    identity ``delta(-e) = 1 - e^-e + e^-e delta(e)``; the values are replaced by their lower
+    convex envelope in ``E = e^eps`` together with ``(E, delta) = (0, 1)`` (the true curve is
+    convex in ``E`` and below every value, so below the envelope), then connect-the-dots.
+
+    >>> pld = profile_pld(lambda e: max(0.0, 0.5 - 0.25 * e), 2.0)
+    >>> d = float(pld.get_delta_for_epsilon(1.0))
+    >>> 0.25 <= d < 0.26
+    True
+    """
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    discretization = check_discretization(discretization)
+    eps_top = check_real(eps_top, "eps_top", low=0.0, low_open=True)
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 2:
+        raise ValueError(f"points must be an integer >= 2, got {short_repr(points)}")
+    top = max(int(math.ceil(eps_top / discretization)), 1)
+    if top > 10**8:
+        raise ValueError(f"eps_top / discretization must be at most 1e8 grid steps, got "
+                         f"{eps_top:g} / {discretization:g}")
+    cache: dict[int, float] = {}
+
+    def at(k: int) -> float:
+        if k not in cache:
+            cache[k] = min(max(float(delta_of_eps(k * discretization)), 0.0), 1.0)
+        return cache[k]
+
+    start = np.unique(np.ceil(np.geomspace(1.0, float(top), min(int(points), 24))).astype(
+        np.int64))
+    for k in (0, *start.tolist()):
+        at(int(k))
+    while len(cache) < points:  # refine where delta falls by more than PROFILE_RATIO
+        ks_now = sorted(cache)
+        gaps = [(a, b) for a, b in zip(ks_now, ks_now[1:], strict=False)
+                if b - a > 1 and cache[a] > PROFILE_FLOOR
+                and cache[a] > PROFILE_RATIO * cache[b]]
+        if not gaps:
+            break
+        a, b = max(gaps, key=lambda g: (math.log(cache[g[0]]) - math.log(max(cache[g[1]],
+                                                                             1e-300))))
+        at((a + b) // 2)
+    ks = np.array(sorted(cache), dtype=np.int64)
+    eps = ks * discretization
+    d_pos = np.array([cache[int(k)] for k in ks])
+    # negative side (the other order of the pair): delta(-e) = 1 - e^-e + e^-e delta(e)
+    d_neg = -np.expm1(-eps[1:]) + np.exp(-eps[1:]) * d_pos[1:]
+    r = np.concatenate([-ks[1:][::-1], ks])
+    d = np.minimum(np.concatenate([d_neg[::-1], d_pos]), 1.0)
+    big_e = np.concatenate([[0.0], np.exp(r * discretization)])
+    hull = _lower_hull(big_e, np.concatenate([[1.0], d]))[1:]
+    hull = np.minimum.accumulate(np.clip(hull, 0.0, 1.0))
+    pmf = pld_pmf.create_pmf_pessimistic_connect_dots(discretization, r, hull)
+    return pld_lib.PrivacyLossDistribution(pmf)
+
+
+def bound_round_pld(profile: BudgetProfile, *, randomizer: Any, method: str = "tightest",
+                    generic_masses: bool = False, options: dict | None = None,
+                    discretization: float = DISCRETIZATION, points: int = PROFILE_POINTS):
+    """One shuffled round of ``profile`` as a pessimistic dp_accounting PLD built from the
+    covering rigorous upper bound ``method`` for ``randomizer`` (mechanism-aware by default, as
+    in :func:`shuffledp.compare.compare_bounds`; ``options`` are added to the bound's options,
+    e.g. ``{"clone": "standard"}``), through :func:`profile_pld`.
+
+    Raises :class:`~shuffledp.errors.ParameterRegimeError` when ``method`` is not a rigorous
+    upper bound that covers ``randomizer`` on ``profile``.
+
+    >>> from shuffledp import BudgetProfile
+    >>> pld = bound_round_pld(BudgetProfile.from_histogram([0.5, 4.0], [9999, 1]),
+    ...                       randomizer="laplace", method="clones")
+    >>> 0.273 < pld.get_epsilon_for_delta(1e-6) < 0.274  # clones: 0.27320
+    True
+    """
+    from shuffledp.bounds import get_bound
+    from shuffledp.compare import randomizer_options
+    from shuffledp.families import get_family
+
+    if not isinstance(profile, BudgetProfile):
+        raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a bound name (str), got {short_repr(method)}")
+    if not isinstance(generic_masses, bool):
+        raise TypeError(f"generic_masses must be True or False, got {short_repr(generic_masses)}")
+    fam = get_family(randomizer)
+    bound = get_bound(method)
+    if bound.info.kind != "upper":
+        raise ValueError(f"method must be a rigorous upper bound, got {method!r} "
+                         f"({bound.info.kind_label})")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict of the bound's options, got "
+                        f"{short_repr(options)}")
+    opts = {**randomizer_options([method], fam, generic_masses=generic_masses).get(method, {}),
+            **(options or {})}
+    cov = bound.covers(randomizer=fam, profile=profile, **opts)
+    if not cov.covered:
+        raise ParameterRegimeError(f"{method} is not a guarantee for {fam} here: {cov.reason}")
+    bound.prepare(profile, **opts)  # the bound's own validation of the profile
+    return profile_pld(lambda e: bound.delta(profile=profile, eps=e, **opts),
+                       max(profile.eps_max, discretization), discretization=discretization,
+                       points=points)
+
+
+def _event_base():
+    from dp_accounting import dp_event
+
+    return dp_event.DpEvent
+
+
+class ShuffledRoundDpEvent(_event_base()):  # type: ignore[misc]
+    """One shuffled round as a dp_accounting ``DpEvent``: users with budgets ``profile`` each run
+    ``randomizer``; accounted by :class:`ShufflePLDAccountant` through the rigorous bound
+    ``method`` (mechanism-aware unless ``generic_masses``), :func:`bound_round_pld`.
+
+    >>> from shuffledp import BudgetProfile
+    >>> ev = ShuffledRoundDpEvent(BudgetProfile.identical(n=1000, eps0=1.0), "binary_rr")
+    >>> ev.method
+    'tightest'
+    """
+
+    __slots__ = ("profile", "randomizer", "method", "generic_masses", "options", "points")
+
+    def __init__(self, profile: BudgetProfile, randomizer: Any, method: str = "tightest",
+                 generic_masses: bool = False, options: dict | None = None,
+                 points: int = PROFILE_POINTS) -> None:
+        from shuffledp.families import get_family
+
+        if not isinstance(profile, BudgetProfile):
+            raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+        object.__setattr__(self, "profile", profile)
+        object.__setattr__(self, "randomizer", get_family(randomizer).spec)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "generic_masses", generic_masses)
+        object.__setattr__(self, "options", dict(options or {}))
+        object.__setattr__(self, "points", points)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ShuffledRoundDpEvent is immutable")
+
+    def __repr__(self) -> str:
+        return (f"ShuffledRoundDpEvent(n={self.profile.n}, randomizer={self.randomizer!r}, "
+                f"method={self.method!r}, generic_masses={self.generic_masses})")
+
+
+def _accountant_base():
+    from dp_accounting.pld import pld_privacy_accountant
+
+    return pld_privacy_accountant.PLDAccountant
+
+
+class ShufflePLDAccountant(_accountant_base()):  # type: ignore[misc]
+    """dp_accounting's ``PLDAccountant`` that also composes :class:`ShuffledRoundDpEvent`
+    (every other event as dp_accounting does).  The shuffle bounds are for neighbouring
+    datasets that differ in one user's input (replace one), so the accountant must be built
+    with ``NeighborRel.REPLACE_ONE`` (the default here) or ``REPLACE_SPECIAL``.
+
+    >>> from dp_accounting import dp_event
+    >>> from shuffledp import BudgetProfile
+    >>> acc = ShufflePLDAccountant()
+    >>> _ = acc.compose(ShuffledRoundDpEvent(BudgetProfile.identical(n=10_000, eps0=1.0),
+    ...                                      "binary_rr", method="clones"), 2)
+    >>> 0.0432 < acc.get_epsilon(1e-6) < 2 * 0.0433  # one round: 0.04321
+    True
+    """
+
+    def __init__(self, neighboring_relation=None, value_discretization_interval: float = 1e-4):
+        from dp_accounting.privacy_accountant import NeighboringRelation
+
+        rel = NeighboringRelation.REPLACE_ONE if neighboring_relation is None \
+            else neighboring_relation
+        super().__init__(rel, value_discretization_interval)
+        self._round_plds: dict = {}
+
+    def _maybe_compose(self, event, count: int, do_compose: bool):
+        from dp_accounting.privacy_accountant import NeighboringRelation, PrivacyAccountant
+
+        CompositionErrorDetails = PrivacyAccountant.CompositionErrorDetails  # noqa: N806
+
+        if not isinstance(event, ShuffledRoundDpEvent):
+            return super()._maybe_compose(event, count, do_compose)
+        if self.neighboring_relation not in (NeighboringRelation.REPLACE_ONE,
+                                             NeighboringRelation.REPLACE_SPECIAL):
+            return CompositionErrorDetails(
+                invalid_event=event,
+                error_message=("a shuffled round is accounted for neighbouring datasets that "
+                               "differ in one user's input: the accountant's "
+                               "neighboring_relation must be REPLACE_ONE or REPLACE_SPECIAL, "
+                               f"got {self.neighboring_relation}"))
+        if do_compose:
+            key = id(event)
+            if key not in self._round_plds:
+                self._round_plds[key] = (event, bound_round_pld(
+                    event.profile, randomizer=event.randomizer, method=event.method,
+                    generic_masses=event.generic_masses, options=event.options,
+                    discretization=self._value_discretization_interval, points=event.points))
+            pld = self._round_plds[key][1]
+            self._pld = self._pld.compose(pld.self_compose(count) if count > 1 else pld)
+        return None

@@ -1,16 +1,25 @@
-"""Command line interface: ``shuffledp bound`` and ``shuffledp list``.
+"""Command line interface: ``shuffledp bound``, ``shuffledp check`` and ``shuffledp list``.
 
 Examples::
 
     shuffledp bound --n 100000 --eps0 4 --delta 1e-6
+    shuffledp bound --budgets budgets.csv --delta 1e-6 --randomizer laplace   # the answer
     shuffledp bound --budgets budgets.csv --delta 1e-6 --method gdp,clones --format csv
     shuffledp bound --budgets tiers.csv --delta 1e-9   # columns eps,count: 10^9 users
+    shuffledp check --budgets budgets.csv --randomizer laplace --eps 0.5 --delta 1e-6
     shuffledp list
     shuffledp list --format markdown   # the README's table of bounds
 
-Bad input gives one readable line on stderr and exit code 2 (never a traceback); a soundness
-failure (a rigorous upper bound below an exact lower bound it should dominate) gives one line
-and exit code 3.
+With ``--randomizer SPEC`` every bound that has a mechanism-aware form uses it (``clones`` with
+that randomizer's own masses; ``--generic-masses`` for the generic ones), rigorous values that
+are not guarantees for it are listed apart, and the table ends with the answer to quote: the
+tightest covering rigorous upper bound and the best certified lower bound.  ``--format json``
+follows ``docs/schemas/bound.schema.json`` (``schema_version`` 1), ``check --format json``
+``docs/schemas/check.schema.json``.
+
+Exit codes: 0 ok (``check``: the claim is proven); 2 bad input (one readable line on stderr,
+never a traceback); 3 a soundness failure (a rigorous upper bound below an exact lower bound it
+should dominate); ``check`` only: 4 the claim is refuted, 5 undetermined.
 """
 
 from __future__ import annotations
@@ -25,7 +34,13 @@ from typing import NoReturn
 
 from shuffledp.bounds import KIND_LABELS, get_bound, list_bounds
 from shuffledp.budgets import BudgetProfile
-from shuffledp.compare import Evaluation, InconsistentBoundsError, compare_bounds
+from shuffledp.compare import (
+    Evaluation,
+    InconsistentBoundsError,
+    best_answer,
+    check_claim,
+    compare_bounds,
+)
 from shuffledp.errors import short_repr
 from shuffledp.families import get_family
 
@@ -34,6 +49,11 @@ __all__ = ["main"]
 EXIT_USAGE = 2
 #: Exit code of a soundness failure (a rigorous upper bound below an exact lower bound).
 EXIT_SOUNDNESS = 3
+#: Exit codes of ``shuffledp check``: proven is 0; refuted and undetermined.
+EXIT_REFUTED = 4
+EXIT_UNDETERMINED = 5
+#: Version of the JSON output (docs/schemas/bound.schema.json, docs/schemas/check.schema.json).
+SCHEMA_VERSION = 1
 #: Width of the method column of the printed tables (the longest registered name fits).
 _W = 24
 
@@ -47,6 +67,7 @@ _NUMBER = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 class _UsageError(Exception):
     pass
+
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,42 +128,33 @@ def _build_parser() -> _Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     b = sub.add_parser("bound", help="central (eps, delta) of a shuffled deployment")
-    who = b.add_argument_group("users (either --n/--eps0 or --budgets)")
-    who.add_argument("--n", type=_int("--n"), help="number of users")
-    who.add_argument("--eps0", type=_float("--eps0"), help="local epsilon of every user")
-    who.add_argument(
-        "--delta0",
-        type=_float("--delta0"),
-        default=0.0,
-        help="local delta of every user (default 0)",
-    )
-    who.add_argument(
-        "--budgets", metavar="FILE",
-        help="CSV with column eps (optional delta; optional count: users per row, a budget "
-             "histogram of up to 1e9 users), or .npy"
-    )
+    _add_users(b)
     target = b.add_mutually_exclusive_group(required=True)
     target.add_argument("--delta", type=_float("--delta"), help="central delta (gives eps)")
     target.add_argument("--eps", type=_float("--eps"), help="central eps (gives delta)")
-    b.add_argument(
-        "--method",
-        default="all",
-        help="comma-separated bound names, or 'all' (default); see 'shuffledp list'",
-    )
-    b.add_argument("--clone", choices=["stronger", "standard"], default="stronger",
-                   help="clone probabilities of the clones bound: stronger (default) or "
-                        "standard; which randomizers each covers on your profile is printed")
+    _add_method(b)
+    b.add_argument("--clone", choices=["stronger", "standard"], default=None,
+                   help="clone probabilities of the generic clones bound: stronger (default) or "
+                        "standard; which randomizers each covers on your profile is printed "
+                        "(with --randomizer: implies --generic-masses)")
     b.add_argument("--randomizer", metavar="SPEC",
                    help="the local randomizer every user runs (binary_rr, duchi, krr:K, oue:D, "
-                        "laplace, piecewise, gaussian, gaussian_l2, duchi_l2, any): each line "
-                        "then says "
-                        "whether the bound is a guarantee for it; variation_ratio uses its "
-                        "variation-ratio parameters")
-    b.add_argument("--mechanism-aware", action="store_true",
-                   help="clones uses the --randomizer's own clone masses per victim group "
-                        "(personalized Laplace, k-RR, OUE, Gaussian, ...; docs/theory.md 4.1) "
-                        "instead of the generic --clone masses")
+                        "laplace, piecewise, gaussian, gaussian_l2, duchi_l2, any): every "
+                        "bound with a mechanism-aware form uses it, each line says whether it "
+                        "is a guarantee for it, and the table ends with the answer to quote")
+    _add_masses(b)
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    c = sub.add_parser("check", help="is a claimed (eps, delta) a valid guarantee? proven, "
+                                     "refuted or undetermined")
+    _add_users(c)
+    c.add_argument("--eps", type=_float("--eps"), required=True, help="the claimed eps")
+    c.add_argument("--delta", type=_float("--delta"), required=True, help="the claimed delta")
+    c.add_argument("--randomizer", metavar="SPEC", required=True,
+                   help="the local randomizer every user runs (as for 'bound')")
+    _add_method(c)
+    _add_masses(c)
+    c.add_argument("--format", choices=["text", "json"], default="text")
 
     ls = sub.add_parser("list", help="list the registered bounds and what they cover")
     ls.add_argument("--format", choices=["text", "markdown"], default="text",
@@ -150,16 +162,56 @@ def _build_parser() -> _Parser:
     return parser
 
 
+def _add_users(p: argparse.ArgumentParser) -> None:
+    who = p.add_argument_group("users (either --n/--eps0 or --budgets)")
+    who.add_argument("--n", type=_int("--n"), help="number of users")
+    who.add_argument("--eps0", type=_float("--eps0"), help="local epsilon of every user")
+    who.add_argument(
+        "--delta0",
+        type=_float("--delta0"),
+        default=None,
+        help="local delta of every user (default 0; with --budgets, the file's delta column)",
+    )
+    who.add_argument(
+        "--budgets", metavar="FILE",
+        help="CSV with column eps (optional delta; optional count: users per row, a budget "
+             "histogram of up to 1e9 users), or .npy"
+    )
+
+
+def _add_method(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--method",
+        default="all",
+        help="comma-separated bound names, or 'all' (default); see 'shuffledp list'",
+    )
+
+
+def _add_masses(p: argparse.ArgumentParser) -> None:
+    masses = p.add_mutually_exclusive_group()
+    masses.add_argument("--generic-masses", action="store_true",
+                        help="clones with its generic --clone masses even when --randomizer "
+                             "is named (they cover only the randomizers they dominate)")
+    masses.add_argument("--mechanism-aware", action="store_true",
+                        help="the default when --randomizer is named: clones with that "
+                             "randomizer's own clone masses per victim group (docs/theory.md "
+                             "4.1); kept for old scripts")
+
+
 def _profile(args: argparse.Namespace) -> BudgetProfile:
     if args.budgets is not None:
         if args.n is not None or args.eps0 is not None:
             raise ValueError("give either --budgets or --n/--eps0, not both")
+        if args.delta0 is not None:
+            raise ValueError("--delta0 applies to --n/--eps0 only; with --budgets give the "
+                             "local deltas in the file's delta column")
         from shuffledp.io import load_budgets
 
         return load_budgets(args.budgets)
     if args.n is None or args.eps0 is None:
         raise ValueError("give --n and --eps0 (identical users) or --budgets FILE")
-    return BudgetProfile.identical(n=args.n, eps0=args.eps0, delta0=args.delta0)
+    return BudgetProfile.identical(n=args.n, eps0=args.eps0,
+                                   delta0=0.0 if args.delta0 is None else args.delta0)
 
 
 def _methods(text: str) -> list[str]:
@@ -173,27 +225,28 @@ def _methods(text: str) -> list[str]:
     return names
 
 
-def _coverage(e: Evaluation, profile: BudgetProfile, options: dict, randomizer) -> dict:
-    """Which randomizer families the bound's value holds for (upper bounds), or is a lower
-    bound for (lower bounds), on this profile."""
+def _guarantee_for(e: Evaluation, profile: BudgetProfile) -> list[str]:
+    """The randomizer families of :data:`COVERAGE_CATALOG` the bound's value holds for (upper
+    bounds) or is a lower bound for (lower bounds) on this profile, with its options."""
     bound = get_bound(e.method)
-    opts = options.get(e.method, {})
-    if randomizer is not None:
-        cov = bound.covers(randomizer=randomizer, profile=profile, **opts)
-        return {"covers": [str(randomizer)] if cov.covered else [], "coverage": cov.reason}
-    covered = [spec for spec in COVERAGE_CATALOG
-               if bound.covers(randomizer=spec, profile=profile, **opts).covered]
-    return {"covers": covered, "coverage": ""}
+    return [spec for spec in COVERAGE_CATALOG
+            if bound.covers(randomizer=spec, profile=profile, **e.options).covered]
 
 
-def _rows(evals: Sequence[Evaluation], profile: BudgetProfile, options: dict,
-          randomizer) -> list[dict]:
+def _value(e: Evaluation) -> float | None:
+    if e.result is None:
+        return None
+    return float(e.result.eps if e.target == "delta" else e.result.delta)
+
+
+def _rows(evals: Sequence[Evaluation], profile: BudgetProfile, randomizer) -> list[dict]:
     rows = []
     for e in evals:
-        row: dict = {"method": e.method, "kind": KIND_LABELS[e.kind]}
+        row: dict = {"method": e.method, "kind": KIND_LABELS[e.kind],
+                     "options": dict(e.options), "covered": e.covered}
         if e.result is None:
             row.update(eps=None, delta=None, status="not applicable", vacuous=None,
-                       below_lower=None, covers=[], note=e.reason)
+                       below_lower=None, guarantee_for=[], note=e.reason)
             rows.append(row)
             continue
         row.update(eps=e.result.eps, delta=e.result.delta, status="ok",
@@ -223,27 +276,71 @@ def _rows(evals: Sequence[Evaluation], profile: BudgetProfile, options: dict,
         if d.get("reduced_to_identical"):
             notes.append("identical-budget bound applied with eps0 = max eps_i")
         if e.kind != "approximate":
-            cov = _coverage(e, profile, options, randomizer)
-            row.update(cov)
+            row["guarantee_for"] = _guarantee_for(e, profile)
             if randomizer is not None:
                 if e.kind == "upper":
-                    verdict = "a guarantee for" if cov["covers"] else "NOT a guarantee for"
+                    verdict = "a guarantee for" if e.covered else "NOT a guarantee for"
                 else:
-                    verdict = "a lower bound for" if cov["covers"] else "not a lower bound for"
-                notes.append(f"{verdict} {randomizer}: {cov['coverage']}")
+                    verdict = "a lower bound for" if e.covered else "not a lower bound for"
+                notes.append(f"{verdict} {randomizer}: {e.coverage}")
             else:
                 word = "a guarantee for" if e.kind == "upper" else "a lower bound for"
-                fams = ", ".join(cov["covers"]) if cov["covers"] else "none of " + ", ".join(
-                    COVERAGE_CATALOG)
-                notes.append(f"{word}: {fams}")
+                fams = row["guarantee_for"]
+                notes.append(f"{word}: " + (", ".join(fams) if fams else "none of "
+                                            + ", ".join(COVERAGE_CATALOG)))
         else:
-            row["covers"] = []
+            row["guarantee_for"] = []
         row["note"] = "; ".join(notes)
         rows.append(row)
     return rows
 
 
-def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namespace) -> None:
+def _options_text(options: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
+
+
+def _answer(evals: Sequence[Evaluation], profile: BudgetProfile, randomizer,
+            target_value: float) -> dict | None:
+    """The answer to quote (tightest covering upper, best covering lower), or None when no
+    randomizer was named."""
+    if randomizer is None:
+        return None
+    ans = best_answer(evals)
+    out: dict = {"randomizer": str(randomizer), "n": profile.n, "target": ans.target,
+                 "target_value": target_value,
+                 "upper_method": None, "upper_options": None, "upper_value": None,
+                 "lower_method": None, "lower_value": None}
+    if ans.upper is not None:
+        out.update(upper_method=ans.upper.method, upper_options=dict(ans.upper.options),
+                   upper_value=ans.upper_value)
+    if ans.lower is not None:
+        out.update(lower_method=ans.lower.method, lower_value=ans.lower_value)
+    return out
+
+
+def _answer_line(a: dict) -> str:
+    """E.g. "laplace, 1000 users: (1.028, 1e-06)-DP proven by clones (mechanism=laplace); no
+    valid bound below eps = 0.366 (window_lower)"."""
+    head = f"{a['randomizer']}, {a['n']} users: "
+    what = "eps" if a["target"] == "delta" else "delta"
+    if a["upper_method"] is None:
+        proven = f"no covering rigorous upper bound applies at {a['target']} = " \
+                 f"{a['target_value']:g}"
+    else:
+        pair = ((a["upper_value"], a["target_value"]) if a["target"] == "delta"
+                else (a["target_value"], a["upper_value"]))
+        opts = _options_text(a["upper_options"])
+        proven = (f"({pair[0]:.6g}, {pair[1]:.6g})-DP proven by {a['upper_method']}"
+                  + (f" ({opts})" if opts else ""))
+    if a["lower_method"] is None:
+        refuted = "no certified lower bound applies"
+    else:
+        refuted = f"no valid bound below {what} = {a['lower_value']:.6g} ({a['lower_method']})"
+    return head + proven + "; " + refuted
+
+
+def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namespace,
+                 answer: dict | None) -> None:
     given = f"delta = {args.delta:g}" if args.delta is not None else f"eps = {args.eps:g}"
     print(
         f"n = {profile.n}"
@@ -251,69 +348,110 @@ def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namesp
            and profile.tiers.eps.size > 1 else "")
         + f", eps_i in [{profile.eps_min:g}, {profile.eps_max:g}], "
         f"max delta_i = {profile.delta_max:g}, {given}"
+        + (f", randomizer {answer['randomizer']}" if answer else "")
     )
     col = "eps" if args.delta is not None else "delta"
     header = f"{'method':<{_W}} {'kind':<15} {col:>12}  note"
-    print(header)
-    print("-" * len(header))
-    for r in rows:
+
+    def line(r: dict) -> str:
         val = r[col]
         shown = "-" if val is None else (f"{val:.6g}")
         flag = "!" if r.get("below_lower") else " "
-        print(f"{r['method']:<{_W}} {r['kind']:<15} {shown:>12}{flag} {r['note']}")
+        return f"{r['method']:<{_W}} {r['kind']:<15} {shown:>12}{flag} {r['note']}"
+
+    # with a randomizer named, a rigorous or exact value that does not hold for it is listed
+    # apart (it is a number for other randomizers, never the answer for this one)
+    apart = [r for r in rows if answer is not None and r["status"] == "ok"
+             and r["kind"] != KIND_LABELS["approximate"] and r["covered"] is False]
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        if r not in apart:
+            print(line(r))
+    if apart:
+        print(f"\nNot guarantees for {answer['randomizer']} on this profile (values that hold "
+              "for other randomizers only, for reference):")
+        for r in apart:
+            print(line(r))
+    if answer is not None:
+        print(f"\nanswer: {_answer_line(answer)}")
+    else:
+        print("\nname the randomizer your users run (--randomizer SPEC) for the answer to quote")
+
+
+_CSV_FIELDS = ["method", "kind", "eps", "delta", "status", "covered", "guarantee_for",
+               "options", "vacuous", "below_lower", "note"]
+
+
+def _csv_cell(key: str, value) -> str:
+    if value is None:
+        return ""
+    if key == "guarantee_for":
+        return ";".join(value)
+    if key == "options":
+        return json.dumps(value, sort_keys=True)
+    return value
 
 
 def _cmd_bound(args: argparse.Namespace) -> int:
     profile = _profile(args)
     methods = _methods(args.method)
     randomizer = get_family(args.randomizer) if args.randomizer is not None else None
-    if args.mechanism_aware and randomizer is None:
-        raise ValueError("--mechanism-aware needs --randomizer SPEC (the masses of which "
-                         "randomizer)")
-    clones_opts: dict = {"clone": args.clone}
-    if args.mechanism_aware:
-        clones_opts["mechanism"] = randomizer.spec
-    options = {"clones": clones_opts} if "clones" in methods else {}
-    if randomizer is not None:
-        # bounds with a `mechanism` option other than clones (whose mechanism-aware masses are
-        # asked for by --mechanism-aware) use the randomizer's own parameters: variation_ratio
-        # (only the general row, gamma = 0, is proven: docs/theory.md 11.4; other rows are
-        # reported as not applicable) and variation_ratio_claimed (the published rows)
-        # and window_lower the windows of that randomizer (for `any`, its default binary RR
-        # windows: a lower bound for one member of a family is one for the family)
-        for name in methods:
-            bound = get_bound(name)
-            if name != "clones" and "mechanism" in bound.info.options:
-                default = bound.info.options["mechanism"]
-                if (bound.info.kind == "lower" and not randomizer.provides("cell_masses")
-                        and default is not None and randomizer.includes(get_family(default))):
-                    continue
-                options[name] = {"mechanism": randomizer.spec}
+    if (args.mechanism_aware or args.generic_masses) and randomizer is None:
+        flag = "--mechanism-aware" if args.mechanism_aware else "--generic-masses"
+        raise ValueError(f"{flag} needs --randomizer SPEC (the masses of which randomizer)")
+    # the clone masses apply to the generic clones only (the mechanism-aware ones are the
+    # randomizer's own); a --clone given with a named randomizer means the generic masses
+    generic = args.generic_masses or (randomizer is not None and args.clone is not None)
+    options = ({"clones": {"clone": args.clone or "stronger"}}
+               if "clones" in methods and (randomizer is None or generic) else {})
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,
-                           options=options)
-    rows = _rows(evals, profile, options, randomizer)
+                           options=options, randomizer=randomizer,
+                           generic_masses=generic)
+    rows = _rows(evals, profile, randomizer)
+    target_value = args.delta if args.delta is not None else args.eps
+    answer = _answer(evals, profile, randomizer, target_value)
     if args.format == "json":
         print(
             json.dumps(
-                {"n": profile.n, "delta": args.delta, "eps": args.eps,
+                {"schema_version": SCHEMA_VERSION, "n": profile.n, "delta": args.delta,
+                 "eps": args.eps, "eps_min": profile.eps_min, "eps_max": profile.eps_max,
+                 "delta_max": profile.delta_max,
                  "randomizer": None if randomizer is None else str(randomizer),
-                 "results": rows},
+                 "results": rows, "answer": answer},
                 indent=2,
             )
         )
     elif args.format == "csv":
         import csv
 
-        fields = ["method", "kind", "eps", "delta", "status", "vacuous", "below_lower", "note"]
         w = csv.DictWriter(
-            sys.stdout, fieldnames=fields, extrasaction="ignore", lineterminator="\n"
+            sys.stdout, fieldnames=_CSV_FIELDS, extrasaction="ignore", lineterminator="\n"
         )
         w.writeheader()
         for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+            w.writerow({k: _csv_cell(k, r.get(k)) for k in _CSV_FIELDS})
     else:
-        _print_table(rows, profile, args)
+        _print_table(rows, profile, args, answer)
     return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    profile = _profile(args)
+    methods = _methods(args.method)
+    c = check_claim(profile, eps=args.eps, delta=args.delta, randomizer=args.randomizer,
+                    methods=methods, generic_masses=args.generic_masses)
+    if args.format == "json":
+        print(json.dumps({
+            "schema_version": SCHEMA_VERSION, "verdict": c.verdict, "eps": c.eps,
+            "delta": c.delta, "randomizer": c.randomizer, "n": c.n,
+            "upper_method": c.upper_method, "upper_options": dict(c.upper_options),
+            "upper_delta": c.upper_delta, "lower_method": c.lower_method,
+            "lower_delta": c.lower_delta, "lower_pair": c.lower_pair,
+            "sentence": c.sentence}, indent=2))
+    else:
+        print(c.sentence)
+    return {"proven": 0, "refuted": EXIT_REFUTED, "undetermined": EXIT_UNDETERMINED}[c.verdict]
 
 
 def _markdown_cell(text: str) -> str:
@@ -359,12 +497,15 @@ def _cmd_list(fmt: str = "text") -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 2 bad input, 3 soundness failure)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 3 soundness failure; ``check``:
+    0 proven, 4 refuted, 5 undetermined)."""
     try:
         raw = sys.argv[1:] if argv is None else list(argv)
         args = _build_parser().parse_args(_join_negative_values(raw))
         if args.command == "list":
             return _cmd_list(args.format)
+        if args.command == "check":
+            return _cmd_check(args)
         return _cmd_bound(args)
     except InconsistentBoundsError as err:
         print(f"shuffledp: {err}", file=sys.stderr)

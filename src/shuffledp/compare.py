@@ -27,8 +27,8 @@ Two checks run on the results:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import numpy as np
 
@@ -39,6 +39,11 @@ from shuffledp.families import family_class, family_names, get_family
 from shuffledp.validation import check_one_target
 
 __all__ = [
+    "Answer",
+    "ClaimCheck",
+    "best_answer",
+    "check_claim",
+    "randomizer_options",
     "CONSISTENCY_RTOL",
     "LOWER_CHECK_MAX_N",
     "LOWER_CHECK_MAX_TIERS",
@@ -69,6 +74,12 @@ class Evaluation:
     exact lower bound ``lower_method`` (value ``lower_value``: its eps when the target is a
     delta, its delta when the target is an eps); ``None`` when not checked (then
     ``lower_reason`` says why) and for bounds that are not approximations.
+
+    ``covered``: when a randomizer was named (``compare_bounds(randomizer=...)``), whether the
+    value is a guarantee for it (upper bounds) or a valid lower bound for it (lower bounds) on
+    this profile (:meth:`~shuffledp.bounds.base.Bound.covers`; an approximation is never
+    covered), ``None`` when none was named; ``coverage`` says why.  ``options``: the options
+    the bound was evaluated with (enough to recompute the row).
     """
 
     method: str
@@ -79,6 +90,11 @@ class Evaluation:
     lower_method: str | None = None
     lower_value: float | None = None
     lower_reason: str = ""
+    covered: bool | None = None
+    coverage: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: "delta" (the result's eps answers a target delta) or "eps" (its delta answers an eps)
+    target: str = ""
 
     @property
     def ok(self) -> bool:
@@ -193,6 +209,8 @@ def compare_bounds(
     methods: Sequence[str] | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     check_lower: bool = True,
+    randomizer: Any = None,
+    generic_masses: bool = False,
 ) -> list[Evaluation]:
     """Evaluate ``methods`` (default: every registered bound) at ``delta`` or ``eps``.
 
@@ -202,6 +220,14 @@ def compare_bounds(
     with ``result=None`` and the reason.  Raises :class:`InconsistentBoundsError` when a
     rigorous upper bound is below an exact lower bound of a randomizer it covers; runs the
     lower-bound check of every approximation unless ``check_lower=False`` (module docstring).
+
+    ``randomizer`` (a family spec such as ``"laplace"``): the randomizer every user runs.  Every
+    bound with a ``mechanism`` option is then evaluated for it (its mechanism-aware form;
+    ``clones`` with that randomizer's own clone masses unless ``generic_masses=True``;
+    :func:`randomizer_options`; options given in ``options`` win), and each evaluation says
+    whether it is a guarantee (a valid lower bound) for that randomizer (``covered``).
+    :func:`best_answer` then picks the tightest covering upper bound and the best covering
+    lower bound.
     """
     if not isinstance(profile, BudgetProfile):
         raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
@@ -219,18 +245,40 @@ def compare_bounds(
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a mapping of bound name to options, got "
                         f"{type(options).__name__}")
+    if not isinstance(generic_masses, bool):
+        raise TypeError(f"generic_masses must be True or False, got {short_repr(generic_masses)}")
+    for k, v in (options or {}).items():
+        if not isinstance(k, str) or not isinstance(v, Mapping):
+            raise TypeError(f"options must map bound names (str) to option mappings, got "
+                            f"{short_repr(k)}: {short_repr(v)}")
     opts = {k: dict(v) for k, v in (options or {}).items()}
     for m in opts:
         get_bound(m)
+    fam = None
+    if randomizer is not None:
+        fam = get_family(randomizer)
+        auto = randomizer_options(names, fam, generic_masses=generic_masses)
+        opts = {m: {**auto.get(m, {}), **opts.get(m, {})} for m in set(auto) | set(opts)}
+    target = "delta" if delta is not None else "eps"
     out: list[Evaluation] = []
     for b in bounds:
+        own = opts.get(b.name, {})
+        covered, coverage = None, ""
         try:
-            res = b.evaluate(profile=profile, delta=delta, eps=eps, **opts.get(b.name, {}))
+            if fam is not None:
+                if b.info.kind == "approximate":
+                    covered, coverage = False, "an approximation: a guarantee for nothing"
+                else:
+                    cov = b.covers(randomizer=fam, profile=profile, **own)
+                    covered, coverage = bool(cov.covered), cov.reason
+            res = b.evaluate(profile=profile, delta=delta, eps=eps, **own)
         except ParameterRegimeError as err:
-            out.append(Evaluation(method=b.name, kind=b.info.kind, result=None, reason=str(err)))
+            out.append(Evaluation(method=b.name, kind=b.info.kind, result=None, reason=str(err),
+                                  covered=covered, coverage=coverage, options=dict(own),
+                                  target=target))
             continue
-        out.append(Evaluation(method=b.name, kind=b.info.kind, result=res))
-    target = "delta" if delta is not None else "eps"
+        out.append(Evaluation(method=b.name, kind=b.info.kind, result=res, covered=covered,
+                              coverage=coverage, options=dict(own), target=target))
     _consistency_alarm(out, profile, target, opts)
     if not check_lower:
         return out
@@ -286,3 +334,174 @@ def _consistency_alarm(
                     f"{lo_val:.9g}) for {fam}, which {up.method} covers on this profile "
                     f"(n = {profile.n}); please report it"
                 )
+
+
+def randomizer_options(methods: Sequence[str], randomizer: Any, *,
+                       generic_masses: bool = False) -> dict[str, dict[str, Any]]:
+    """The options of each of ``methods`` when every user runs ``randomizer``: every bound with a
+    ``mechanism`` option gets the randomizer's spec (its mechanism-aware form), ``clones``
+    included unless ``generic_masses`` (then its generic clone masses, which cover only the
+    randomizers they dominate).  A lower bound that has no statistic of its own for the
+    randomizer (no cell masses) but whose default randomizer is one of the family's members
+    keeps its default: a lower bound for one member of a family is one for the family.
+
+    >>> randomizer_options(["clones", "gdp", "window_lower"], "laplace")
+    {'clones': {'mechanism': 'laplace'}, 'window_lower': {'mechanism': 'laplace'}}
+    >>> randomizer_options(["clones"], "laplace", generic_masses=True)
+    {}
+    """
+    fam = get_family(randomizer)
+    out: dict[str, dict[str, Any]] = {}
+    for name in methods:
+        bound = get_bound(name)
+        if "mechanism" not in bound.info.options:
+            continue
+        if name == "clones" and generic_masses:
+            continue
+        default = bound.info.options["mechanism"]
+        if (bound.info.kind == "lower" and not fam.provides("cell_masses")
+                and default is not None and fam.includes(get_family(default))):
+            continue
+        out[name] = {"mechanism": fam.spec}
+    return out
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The quotable answer of a comparison for a named randomizer: the tightest covering
+    rigorous upper bound (``upper``) and the best covering certified lower bound (``lower``),
+    each an :class:`Evaluation` or ``None``; ``target`` is ``"delta"`` (the values are eps) or
+    ``"eps"`` (the values are delta)."""
+
+    target: Literal["delta", "eps"]
+    upper: Evaluation | None
+    lower: Evaluation | None
+
+    def value(self, e: Evaluation | None) -> float | None:
+        if e is None or e.result is None:
+            return None
+        return float(e.result.eps if self.target == "delta" else e.result.delta)
+
+    @property
+    def upper_value(self) -> float | None:
+        return self.value(self.upper)
+
+    @property
+    def lower_value(self) -> float | None:
+        return self.value(self.lower)
+
+
+def best_answer(evals: Sequence[Evaluation]) -> Answer:
+    """The tightest covering upper bound and the best covering lower bound of ``evals`` (from
+    :func:`compare_bounds` with ``randomizer=``; rows with ``covered`` not True are ignored).
+
+    >>> from shuffledp import BudgetProfile
+    >>> ev = compare_bounds(BudgetProfile.identical(n=1000, eps0=1.0), delta=1e-6,
+    ...                     methods=["clones", "rr_exact"], randomizer="binary_rr")
+    >>> a = best_answer(ev)
+    >>> a.upper.method, a.lower.method, bool(a.lower_value <= a.upper_value)
+    ('clones', 'rr_exact', True)
+    """
+    evals = list(evals)
+    if not evals:
+        raise ValueError("evals must hold at least one evaluation")
+    targets = {e.target for e in evals}
+    if len(targets) != 1 or targets <= {""}:
+        raise ValueError("evals must come from one compare_bounds call (one target, delta or "
+                         f"eps), got targets {sorted(targets)}")
+    target: Literal["delta", "eps"] = "delta" if targets == {"delta"} else "eps"
+    ok = [e for e in evals if e.ok and e.covered]
+    key = (lambda e: e.result.eps) if target == "delta" else (lambda e: e.result.delta)
+    ups = [e for e in ok if e.kind == "upper"]
+    lows = [e for e in ok if e.kind == "lower"]
+    return Answer(target, min(ups, key=key) if ups else None,
+                  max(lows, key=key) if lows else None)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The verdict on a claim "(eps, delta)-DP" (:func:`check_claim`).
+
+    ``verdict``: ``"proven"`` (``upper_method``'s delta at eps, ``upper_delta``, is at most the
+    claimed delta: a covering rigorous upper bound proves it), ``"refuted"`` (``lower_method``'s
+    certified delta at eps, ``lower_delta``, is above the claimed delta: the shuffled randomizer
+    certainly leaks more; ``lower_pair`` names the dataset pair when the bound says), or
+    ``"undetermined"`` (between the two; both numbers given when they exist)."""
+
+    verdict: Literal["proven", "refuted", "undetermined"]
+    eps: float
+    delta: float
+    randomizer: str
+    n: int
+    upper_method: str | None
+    upper_delta: float | None
+    upper_options: Mapping[str, Any]
+    lower_method: str | None
+    lower_delta: float | None
+    lower_pair: str | None
+
+    @property
+    def sentence(self) -> str:
+        """One line to quote."""
+        head = (f"({self.eps:g}, {self.delta:g})-DP for {self.randomizer}, {self.n} users: "
+                f"{self.verdict}")
+        parts = []
+        if self.upper_method is not None:
+            parts.append(f"{self.upper_method} proves delta <= {self.upper_delta:.6g} at this eps")
+        else:
+            parts.append("no covering rigorous upper bound applies")
+        if self.lower_method is not None:
+            pair = f", pair: {self.lower_pair}" if self.lower_pair else ""
+            parts.append(f"{self.lower_method} certifies delta >= {self.lower_delta:.6g}{pair}")
+        else:
+            parts.append("no certified lower bound applies")
+        return f"{head} ({'; '.join(parts)})"
+
+
+def check_claim(profile: BudgetProfile, *, eps: float, delta: float, randomizer: Any,
+                methods: Sequence[str] | None = None,
+                generic_masses: bool = False) -> ClaimCheck:
+    """Is "(eps, delta)-DP" a valid guarantee of the shuffled ``randomizer`` on ``profile``?
+
+    Every bound of ``methods`` (default: all registered) is evaluated at ``eps`` for the named
+    randomizer (:func:`compare_bounds` with ``randomizer=``, so mechanism-aware): the claim is
+    *proven* when a covering rigorous upper bound's delta(eps) is at most ``delta``,
+    *refuted* when a covering certified lower bound's delta(eps) is above it, else
+    *undetermined*.  Both cannot happen (that would be a soundness failure, which raises
+    :class:`InconsistentBoundsError`).
+
+    >>> from shuffledp import BudgetProfile
+    >>> c = check_claim(BudgetProfile.identical(n=1000, eps0=4.0), eps=0.42, delta=1e-6,
+    ...                 randomizer="binary_rr", methods=["clones", "rr_exact"])
+    >>> c.verdict, c.lower_method
+    ('refuted', 'rr_exact')
+    """
+    from shuffledp.validation import check_target_delta, check_target_eps
+
+    eps = check_target_eps(eps)
+    delta = check_target_delta(delta)
+    if randomizer is None:
+        raise ValueError("randomizer must name the randomizer the users run (a family spec "
+                         "such as 'laplace'), got None")
+    fam = get_family(randomizer)
+    evals = compare_bounds(profile, eps=eps, methods=methods, randomizer=fam,
+                           generic_masses=generic_masses, check_lower=False)
+    ans = best_answer(evals)
+    up, lo = ans.upper, ans.lower
+    up_d = None if up is None or up.result is None else float(up.result.delta)
+    lo_d = None if lo is None or lo.result is None else float(lo.result.delta)
+    if up_d is not None and up_d <= delta:
+        verdict: Literal["proven", "refuted", "undetermined"] = "proven"
+    elif lo_d is not None and lo_d > delta:
+        verdict = "refuted"
+    else:
+        verdict = "undetermined"
+    pair = None
+    if lo is not None and lo.result is not None:
+        d = lo.result.diagnostics
+        pair = d.get("pair") or d.get("config") or None
+        pair = None if pair is None else str(pair)
+    return ClaimCheck(verdict, eps, delta, str(fam), profile.n,
+                      None if up is None else up.method, up_d,
+                      {} if up is None else dict(up.options),
+                      None if lo is None else lo.method, lo_d, pair)

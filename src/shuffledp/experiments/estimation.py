@@ -27,7 +27,9 @@ mechanisms of the same local delta0.
 ``covered``: whether the bound's guarantee holds for this mechanism with these calibrated local
 budgets, as answered by :meth:`shuffledp.bounds.base.Bound.covers` (the one place that decides
 it).  Rows with ``covered = False`` are a what-if, not a guarantee.  ``local_only`` and
-``central_laplace`` rows are always covered.
+``central_laplace`` rows are always covered.  ``options``: the options the bound was
+calibrated with (a JSON object, e.g. ``{"mechanism": "laplace"}`` for the mechanism-aware
+masses), so that a row can be recomputed from the table alone.
 
 Progress: :func:`run_estimation` calls ``progress(done, total)`` with ``(0, total)`` first and
 after each (profile, sweep point), ``total`` = profiles x sweep points.
@@ -35,6 +37,7 @@ after each (profile, sweep point), ``total`` = profiles x sweep points.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -123,6 +126,11 @@ ESTIMATION_TABLE = Columns(
         col("bound_eps", NUMBER, nullable=True),
         col("capped", BOOLEAN, nullable=True),
         col("covered", BOOLEAN, nullable=True),
+        # the options the bound was calibrated with, a JSON object (e.g. {"mechanism": ...}:
+        # the mechanism-aware masses); with method, profile, seed and target the row can be
+        # recomputed from the table alone; empty for central_laplace (no bound); optional:
+        # tables written before the column
+        col("options", STRING, nullable=True, optional=True),
         col("mse", NUMBER, nullable=True),
         col("mse_ci_low", NUMBER, nullable=True),
         col("mse_ci_high", NUMBER, nullable=True),
@@ -519,7 +527,7 @@ def _point_rows(task, base, pt: SweepPoint, prof_name: str, spec, *, method: str
             shapes[delta0] = draw_budgets(prof_name, spec, n=pt.n, seed=seed, delta0=delta0)
         shape = shapes[delta0]
         opts = bound_options(method, options, task.build(cls, shape))
-        row = {**base, "mechanism": mech_name}
+        row = {**base, "mechanism": mech_name, "options": json.dumps(opts, sort_keys=True)}
         try:
             cal = memo.calibrate(method, shape, eps=pt.target_eps, delta=config.delta,
                                  options=opts, rtol=config.rtol,
