@@ -75,6 +75,10 @@ def test_personalized_binary_rr_is_covered_laplace_is_not():
     ({"clone": "weak"}, ValueError, "clone"),
     ({"discretization": 0.0}, ValueError, "discretization"),
     ({"discretization": "x"}, TypeError, "discretization"),
+    # issue 30: inside (0, 0.1] but unrunnable (15 GiB at 1e-9, MemoryError at 1e-12)
+    ({"discretization": 1e-9}, ValueError, r"in \[1e-06, 0.1\]"),
+    ({"discretization": 1e-12}, ValueError, r"in \[1e-06, 0.1\]"),
+    ({"discretization": 1e-20}, ValueError, r"in \[1e-06, 0.1\]"),
     ({"tol": 0.5}, ValueError, "tol"),
     ({"randomizer": "nope"}, ValueError, "randomizer"),
 ])
@@ -148,7 +152,7 @@ def test_profile_pld_refuses_bad_arguments():
         profile_pld(lambda e: 0.0, eps_top=1.0, points=1)
     with pytest.raises(ValueError, match="discretization"):
         profile_pld(lambda e: 0.0, eps_top=1.0, discretization=0.5)
-    with pytest.raises(ValueError, match="grid steps"):
+    with pytest.raises(ValueError, match="use a coarser discretization"):
         profile_pld(lambda e: 0.0, eps_top=1e6, discretization=1e-4)
 
 

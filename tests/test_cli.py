@@ -328,3 +328,58 @@ def test_check_and_masses_refuse_bad_input():
     r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta", "1e-6", "--randomizer",
                 "laplace", "--generic-masses", "--mechanism-aware")
     assert r.returncode == 2 and "not allowed with" in r.stderr
+
+
+# --- hostile use of the command line (issue 30) -----------------------------------------------
+
+def test_repeated_options_and_the_integer_range_are_refused_in_one_line():
+    r = run_cli("bound", "--n", "10", "--n", "1000", "--eps0", "1", "--delta", "1e-6")
+    assert r.returncode == 2 and "--n given more than once" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = run_cli("bound", "--n", "100", "--eps0", "1", "--delta=1e-6", "--delta", "1e-5")
+    assert r.returncode == 2 and "--delta given more than once" in r.stderr
+    r = run_cli("bound", "--n", "1e18", "--eps0", "1", "--delta", "1e-6")
+    assert r.returncode == 2 and "integer below 1e18" in r.stderr
+
+
+def test_ctrl_c_and_a_closed_pipe():
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shuffledp.cli", "bound", "--n", "300000000", "--eps0", "1",
+         "--delta", "1e-6", "--method", "all"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)  # past the imports, inside the bounds (all of them take about 10 s)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert err.strip() == "shuffledp: interrupted"
+    # the reader goes away after one line: no complaint, the closed-pipe code (not bad input)
+    r = subprocess.run(
+        ["sh", "-c", f"'{sys.executable}' -m shuffledp.cli bound --n 1000 --eps0 1 --delta 1e-6 "
+                     "--method gdp,clones --format json | head -c 10 > /dev/null; "
+                     "echo ${PIPESTATUS:-}"], capture_output=True, text=True, timeout=300)
+    assert "Broken pipe" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_closed_pipe_exit_code_in_process(monkeypatch, capsys):
+    import shuffledp.cli as cli
+
+    def boom(args):
+        raise BrokenPipeError(32, "Broken pipe")
+    monkeypatch.setattr(cli, "_cmd_list", lambda fmt: boom(None))
+    monkeypatch.setattr(cli, "_closed_pipe", lambda: cli.EXIT_CLOSED_PIPE)
+    assert cli.main(["list"]) == 141
+    assert capsys.readouterr().err == ""
+
+
+def test_memory_error_gives_one_line(monkeypatch, capsys):
+    import shuffledp.cli as cli
+
+    def boom(args):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "_cmd_bound", boom)
+    assert cli.main(["bound", "--n", "10", "--eps0", "1", "--delta", "1e-6"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shuffledp: error: out of memory") and err.count("\n") == 1

@@ -71,9 +71,36 @@ PROFILE_FLOOR = 1e-14
 DISCRETIZATION = 1e-4
 
 
+#: Smallest accepted grid width of privacy losses: finer grids cost memory in proportion
+#: (a loss of 10 on a 1e-9 grid is 10^10 points) and gain nothing a user could see.
+MIN_DISCRETIZATION = 1e-6
+#: Largest number of grid points a privacy loss may span (losses / discretization).
+MAX_LOSS_POINTS = 10**7
+
+
 def check_discretization(discretization: object) -> float:
-    """A grid width in (0, 0.1] (``ValueError``/``TypeError`` naming it)."""
-    return check_real(discretization, "discretization", low=0.0, high=0.1, low_open=True)
+    """A grid width in [1e-6, 0.1] (``ValueError``/``TypeError`` naming it).
+
+    >>> check_discretization(1e-9)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: discretization must be in [1e-06, 0.1] (finer grids ...), got 1e-09
+    """
+    value = check_real(discretization, "discretization", low=0.0, high=0.1, low_open=True)
+    if value < MIN_DISCRETIZATION:
+        raise ValueError(f"discretization must be in [{MIN_DISCRETIZATION:g}, 0.1] (finer "
+                         "grids of privacy losses need memory in proportion and gain nothing "
+                         f"visible), got {value!r}")
+    return value
+
+
+def check_loss_grid(loss: float, discretization: float) -> None:
+    """Refuse, before allocating, a grid of privacy losses up to ``loss`` with more than
+    ``MAX_LOSS_POINTS`` points."""
+    if loss / discretization > MAX_LOSS_POINTS:
+        raise ValueError(f"a privacy loss of {loss:g} on a grid of {discretization:g} needs "
+                         f"{loss / discretization:.3g} points, more than {MAX_LOSS_POINTS:.0e}: "
+                         "use a coarser discretization")
 
 
 def pld_from_pair(
@@ -178,6 +205,7 @@ def shuffled_round_pld(
         cov = bound.covers(randomizer=randomizer, profile=profile, clone=clone)
         if not cov.covered:
             raise ParameterRegimeError(f"the clones pair is not a guarantee here: {cov.reason}")
+    check_loss_grid(2.0 * profile.eps_max + 1.0, discretization)
     pieces, tail = clone_pair_chunks(profile, clone=clone, tol=tol)
     return pld_from_pieces(pieces, tail, discretization=discretization)
 
@@ -224,10 +252,8 @@ def profile_pld(delta_of_eps, eps_top: float, *, discretization: float = DISCRET
     eps_top = check_real(eps_top, "eps_top", low=0.0, low_open=True)
     if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 2:
         raise ValueError(f"points must be an integer >= 2, got {short_repr(points)}")
+    check_loss_grid(eps_top, discretization)
     top = max(int(math.ceil(eps_top / discretization)), 1)
-    if top > 10**8:
-        raise ValueError(f"eps_top / discretization must be at most 1e8 grid steps, got "
-                         f"{eps_top:g} / {discretization:g}")
     cache: dict[int, float] = {}
 
     def at(k: int) -> float:

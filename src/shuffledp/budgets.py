@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from shuffledp.caching import register_mapping
+from shuffledp.caching import frozen_array, register_mapping
 from shuffledp.errors import short_repr
 from shuffledp.limits import EPS_LOCAL_MAX, N_MAX, N_MAX_ARRAYS
 from shuffledp.validation import (
@@ -90,9 +90,8 @@ class Tiers(NamedTuple):
     counts: NDArray[np.int64]
 
 
-def _readonly(*arrays: NDArray) -> None:
-    for a in arrays:
-        a.setflags(write=False)
+def _frozen_tiers(t: Tiers) -> Tiers:
+    return Tiers(*(frozen_array(x) for x in t))
 
 
 def _tiers_of_users(eps: NDArray[np.float64], delta: NDArray[np.float64]) -> Tiers:
@@ -110,8 +109,7 @@ def _tiers_of_users(eps: NDArray[np.float64], delta: NDArray[np.float64]) -> Tie
         new[1:] = (e[1:] != e[:-1]) | (d[1:] != d[:-1])
         first = np.flatnonzero(new)
         t = Tiers(e[first], d[first], np.diff(np.append(first, e.size)).astype(np.int64))
-    _readonly(*t)
-    return t
+    return _frozen_tiers(t)
 
 
 def _merge_tiers(eps: NDArray[np.float64], delta: NDArray[np.float64],
@@ -124,9 +122,8 @@ def _merge_tiers(eps: NDArray[np.float64], delta: NDArray[np.float64],
     new = np.ones(e.size, dtype=bool)
     new[1:] = (e[1:] != e[:-1]) | (d[1:] != d[:-1])
     first = np.flatnonzero(new)
-    t = Tiers(e[first].copy(), d[first].copy(), np.add.reduceat(c, first).astype(np.int64))
-    _readonly(*t)
-    return t
+    t = Tiers(e[first], d[first], np.add.reduceat(c, first).astype(np.int64))
+    return _frozen_tiers(t)
 
 
 def _as_counts(values: object, size: int) -> NDArray[np.int64]:
@@ -214,7 +211,7 @@ class BudgetProfile:
                 )
             check_eps_array(e)
             check_delta_array(d)
-            _readonly(e, d)
+            e, d = frozen_array(e), frozen_array(d)
             self._users: tuple[NDArray[np.float64], NDArray[np.float64]] | None = (e, d)
             self._tiers: Tiers | None = None
             self._n = int(e.size)
@@ -263,8 +260,8 @@ class BudgetProfile:
                     f"{N_MAX_ARRAYS:.0e} users: read profile.tiers instead"
                 )
             t = self.tiers
-            e, d = np.repeat(t.eps, t.counts), np.repeat(t.delta, t.counts)
-            _readonly(e, d)
+            e, d = frozen_array(np.repeat(t.eps, t.counts)), frozen_array(
+                np.repeat(t.delta, t.counts))
             object.__setattr__(self, "_users", (e, d))
         return self._users  # type: ignore[return-value]
 

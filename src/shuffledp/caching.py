@@ -30,6 +30,9 @@ nothing from the package, so any module may import it.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -38,6 +41,10 @@ __all__ = [
     "CacheEntry",
     "cache_sizes",
     "clear_caches",
+    "frozen_array",
+    "frozen_value",
+    "lru_get",
+    "lru_put",
     "register_cache",
     "register_mapping",
     "registered_caches",
@@ -134,6 +141,94 @@ def cache_sizes() -> dict[str, int | None]:
 
 
 def clear_caches() -> None:
-    """Empty every registered cache, so the next evaluation of any bound starts cold."""
-    for entry in registered_caches().values():
-        entry.clear()
+    """Empty every registered cache, so the next evaluation of any bound starts cold.  Safe
+    while other threads evaluate bounds: the least-recently-used caches are read and written
+    under the same lock (:func:`lru_get`, :func:`lru_put`)."""
+    with _LOCK:
+        for entry in registered_caches().values():
+            entry.clear()
+
+
+#: One lock for every least-recently-used cache's look-ups, insertions, evictions and for
+#: :func:`clear_caches` (each held for a few dictionary operations only; the values are
+#: computed outside it).
+_LOCK = threading.RLock()
+
+
+def lru_get(cache: OrderedDict, key: Any) -> Any:
+    """``cache[key]`` (marked most recently used) or ``None`` on a miss; never a ``KeyError``
+    when another thread clears or evicts meanwhile.
+
+    >>> c = OrderedDict()
+    >>> lru_get(c, "a") is None, lru_put(c, "a", 1, size=1), lru_get(c, "a")
+    (True, 1, 1)
+    """
+    with _LOCK:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+        return hit
+
+
+def lru_put(cache: OrderedDict, key: Any, value: Any, size: int) -> Any:
+    """Store ``value`` (its arrays made immutable: :func:`frozen_value`) as the most recently
+    used entry, evict beyond ``size`` entries; returns the stored value."""
+    value = frozen_value(value)
+    with _LOCK:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > size:
+            cache.popitem(last=False)
+    return value
+
+
+def frozen_array(a):
+    """A read-only copy of ``a`` whose memory nobody can make writeable again: it lives in an
+    immutable ``bytes`` buffer, so ``setflags(write=True)`` raises on it and on its views, and
+    its base has no flags to set (a profile's arrays, and the caches keyed by them, cannot be
+    changed behind their backs).
+
+    >>> import numpy as np
+    >>> x = frozen_array(np.arange(3.0))
+    >>> x.setflags(write=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot set WRITEABLE flag to True of this array
+    """
+    import numpy as np
+
+    a = np.ascontiguousarray(a)
+    out = np.frombuffer(a.tobytes(), dtype=a.dtype)
+    return out if a.ndim == 1 else out.reshape(a.shape)
+
+
+def frozen_value(value: Any, depth: int = 3) -> Any:
+    """``value`` with its numpy arrays replaced by copies in immutable buffers (nobody can make
+    them writeable again, so a caller cannot change a cached answer for every later caller):
+    an array, or the arrays among the items of a tuple or list and the fields of a dataclass,
+    ``depth`` levels down."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        base = value
+        while isinstance(base, np.ndarray) and not base.flags.writeable:
+            base = base.base
+        if isinstance(base, bytes):
+            return value  # already in an immutable buffer
+        return frozen_array(value)
+    if depth <= 0:
+        return value
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(frozen_value(v, depth - 1) for v in value)
+    if isinstance(value, tuple):  # a named tuple
+        return type(value)(*(frozen_value(v, depth - 1) for v in value))
+    if isinstance(value, list):
+        return [frozen_value(v, depth - 1) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            new = frozen_value(old, depth - 1)
+            if new is not old:
+                object.__setattr__(value, f.name, new)
+        return value
+    return value

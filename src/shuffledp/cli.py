@@ -78,6 +78,8 @@ class _Parser(argparse.ArgumentParser):
 def _float(name: str):
     def parse(text: str) -> float:
         try:
+            if "_" in text:  # Python reads '1_5' as 15: a typo, not a number
+                raise ValueError(text)
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
@@ -91,6 +93,9 @@ def _float(name: str):
 
 def _int(name: str):
     def parse(text: str) -> int:
+        if "_" in text:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer (no '_'), got {short_repr(text)}")
         try:
             return int(text)
         except ValueError:
@@ -100,6 +105,9 @@ def _int(name: str):
                 value = math.nan
             if math.isfinite(value) and value == int(value) and abs(value) < 1e18:
                 return int(value)  # "1e5" is an integer too
+            if math.isfinite(value) and value == int(value):
+                raise argparse.ArgumentTypeError(
+                    f"{name} must be an integer below 1e18, got {short_repr(text)}") from None
             raise argparse.ArgumentTypeError(
                 f"{name} must be an integer, got {short_repr(text)}") from None
 
@@ -496,11 +504,28 @@ def _cmd_list(fmt: str = "text") -> int:
     return 0
 
 
+def _repeated(raw: Sequence[str]) -> str | None:
+    """The first option given twice (``--n 10 --n 1000``: argparse would keep the last)."""
+    seen: set[str] = set()
+    for tok in raw:
+        if tok == "--":
+            break
+        if tok.startswith("--"):
+            name = tok.split("=", 1)[0]
+            if name in seen:
+                return name
+            seen.add(name)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 3 soundness failure; ``check``:
-    0 proven, 4 refuted, 5 undetermined)."""
+    0 proven, 4 refuted, 5 undetermined; 130 interrupted, 141 output pipe closed)."""
     try:
         raw = sys.argv[1:] if argv is None else list(argv)
+        again = _repeated(raw)
+        if again is not None:
+            raise _UsageError(f"option {again} given more than once (give each option once)")
         args = _build_parser().parse_args(_join_negative_values(raw))
         if args.command == "list":
             return _cmd_list(args.format)
@@ -511,11 +536,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"shuffledp: {err}", file=sys.stderr)
         return EXIT_SOUNDNESS
     except (_UsageError, ValueError, TypeError, OSError, OverflowError) as err:
+        if isinstance(err, BrokenPipeError):
+            return _closed_pipe()
         text = " ".join(str(err).split())  # one line
         if len(text) > 300:
             text = f"{text[:280]}... ({len(text)} characters)"
         print(f"shuffledp: error: {text}", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError:
+        print("shuffledp: error: out of memory: the input (users, budget tiers or grid) is too "
+              "large for this machine's memory; a budgets file with a count column (a "
+              "histogram) needs far less", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("shuffledp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+#: Exit code after Ctrl-C (128 + SIGINT) and after the reader of the output went away (128 +
+#: SIGPIPE), as a shell reports them.
+EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
+
+
+def _closed_pipe() -> int:
+    """The reader of our output is gone (``shuffledp list | head -1``): nothing more to say, and
+    Python must not complain when it flushes stdout at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

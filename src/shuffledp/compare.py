@@ -177,6 +177,15 @@ def lower_bound_check(
     """
     if (delta is None) == (eps is None):
         raise ValueError("give exactly one of delta (value is an eps) or eps (value is a delta)")
+    if not isinstance(profile, BudgetProfile):
+        raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+    delta, eps = check_one_target(delta, eps)
+    from shuffledp.validation import check_real
+
+    value = check_real(value, "value", low=0.0, high=None if delta is not None else 1.0)
+    if lowers is not None and (isinstance(lowers, (str, bytes)) or not all(
+            isinstance(e, Evaluation) for e in lowers)):
+        raise TypeError(f"lowers must be a list of Evaluation, got {short_repr(lowers)}")
     target = "delta" if delta is not None else "eps"
     candidates = [e for e in (lowers or []) if e.ok and e.kind == "lower"]
     if not candidates:
@@ -247,6 +256,8 @@ def compare_bounds(
                         f"{type(options).__name__}")
     if not isinstance(generic_masses, bool):
         raise TypeError(f"generic_masses must be True or False, got {short_repr(generic_masses)}")
+    if not isinstance(check_lower, bool):
+        raise TypeError(f"check_lower must be True or False, got {short_repr(check_lower)}")
     for k, v in (options or {}).items():
         if not isinstance(k, str) or not isinstance(v, Mapping):
             raise TypeError(f"options must map bound names (str) to option mappings, got "

@@ -113,12 +113,19 @@ def parse_budgets_csv(text: str, *, label: str = "") -> BudgetProfile:
             )
         for name, cell in zip(header, cells, strict=True):
             try:
+                if "_" in cell:  # Python reads '1_5' as 15: a typo, not a number
+                    raise ValueError(cell)
                 value = float(cell.strip())
             except ValueError:
                 raise ValueError(
                     f"budgets column {name!r} must be numeric, got {short_repr(cell.strip())} "
                     f"on data row {row_no}"
                 ) from None
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"budgets column {name!r} must be a finite number, got "
+                    f"{short_repr(cell.strip())} on data row {row_no}"
+                )
             if name == "count" and not (value >= 0 and value == math.floor(value)
                                         and value <= N_MAX):
                 raise ValueError(
@@ -130,6 +137,33 @@ def parse_budgets_csv(text: str, *, label: str = "") -> BudgetProfile:
     if "count" in columns:
         return BudgetProfile.from_histogram(columns["eps"], columns["count"], delta, label=label)  # type: ignore[arg-type]
     return BudgetProfile(eps=columns["eps"], delta=delta, label=label)  # type: ignore[arg-type]
+
+
+def _check_npy_size(data: bytes) -> None:
+    """Refuse, before anything is allocated, a ``.npy`` whose header promises more data than
+    the file holds (a 128-byte file claiming 10^12 entries)."""
+    if not data.startswith(b"\x93NUMPY"):
+        return  # not a plain .npy (an .npz, or garbage): np.load says what it is
+    buf = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(buf)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(buf)
+        elif version in ((2, 0), (3, 0)):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(buf)
+        else:
+            return
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError):
+        return  # np.load reports a broken header itself
+    if dtype.hasobject:
+        return  # refused by np.load (allow_pickle=False)
+    entries = math.prod(int(k) for k in shape)
+    need = entries * dtype.itemsize
+    have = len(data) - buf.tell()
+    if need > have:
+        raise ValueError(f"budgets .npy file is truncated or its header is wrong: the header "
+                         f"promises shape {tuple(shape)} ({need} bytes of data), the file holds "
+                         f"{have} bytes after the header")
 
 
 def parse_budgets_npy(data: bytes, *, label: str = "") -> BudgetProfile:
@@ -149,6 +183,7 @@ def parse_budgets_npy(data: bytes, *, label: str = "") -> BudgetProfile:
     check_str(label, "label")
     if not len(data):
         raise ValueError("budgets .npy file is empty")
+    _check_npy_size(bytes(data))
     try:
         arr = np.load(io.BytesIO(bytes(data)), allow_pickle=False)
     except (

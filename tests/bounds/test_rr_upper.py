@@ -183,8 +183,11 @@ def test_regime_and_option_errors():
         UPPER.eps(profile=BudgetProfile.identical(n=100, eps0=1.0, delta0=1e-8), delta=1e-6)
     with pytest.raises(ParameterRegimeError, match="identical budgets only"):
         R.rr_upper_eps(profile=BudgetProfile.from_arrays([0.5, 1.0]), delta=1e-6)
-    for bad in (0.0, 1e-3, "1e-40", True, -1e-40):
+    for bad in (0.0, 1e-3, -1e-40):
         with pytest.raises(ValueError, match="tol must be"):
+            UPPER.eps(profile=BudgetProfile.identical(n=10, eps0=1.0), delta=1e-6, tol=bad)
+    for bad in ("1e-40", True):  # wrongly typed: TypeError (the house rule)
+        with pytest.raises(TypeError, match="option tol of bound 'rr_upper' must be a real"):
             UPPER.eps(profile=BudgetProfile.identical(n=10, eps0=1.0), delta=1e-6, tol=bad)
     # a personalized profile is not covered (raising budgets to the largest one is not a
     # post-processing of the shuffled output)

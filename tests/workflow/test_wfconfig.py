@@ -125,6 +125,22 @@ def test_key_path():
           "piecewise, gaussian, duchi, binary_rr, krr:k (schema: pattern)"]),
         ({"sgd": {"clip": 0}},
          ["config sgd.clip = 0: must be > 0 (schema: exclusiveMinimum 0)"]),
+        # issue 30: numbers no key accepts, integral floats, repeated grid entries
+        ({"bounds_vs_n": {"delta": float("nan")}},
+         ["config bounds_vs_n.delta = nan: must be a finite number"]),
+        ({"gdp_validity": {"eps0": [1.0, float("inf")]}},
+         ["config gdp_validity.eps0[1] = inf: must be a finite number"]),
+        ({"seed": 1000.0}, ["config seed = 1000.0: must be of type integer"]),
+        ({"bounds_vs_n": {"n": [1000.0]}},
+         ["config bounds_vs_n.n[0] = 1000.0: must be of type integer"]),
+        ({"bounds_vs_n": {"n": [1000, 10000, 1000]}},
+         ["config bounds_vs_n.n = [1000, 10000, 1000]: must not repeat an entry (repeated: "
+          "1000)"]),
+        ({"bounds_vs_n": {"eps0": [1.0, 1]}},
+         ["config bounds_vs_n.eps0 = [1.0, 1]: must not repeat an entry (repeated: 1)"]),
+        ({"methods": ["gdp", "clones", "gdp"]},
+         ["config methods = ['gdp', 'clones', 'gdp']: must not repeat an entry (repeated: "
+          "'gdp')"]),
     ],
 )
 def test_schema_messages(override, expected):
@@ -287,3 +303,16 @@ def test_report_problems(tmp_path, monkeypatch):
     assert report_problems(cfg, run="quick", results=results) == [
         f"{figure} is older than its configuration {path}: rerun "
         "`snakemake --cores all gdp_validity` first"]
+
+
+
+def test_wildcard_text_is_lossless():
+    """Grid values become file names (fmt_num): two values share a name only if equal, and
+    the name reads back to the value (0.1234567 was computed as 0.123457 with ':g')."""
+    from wfconfig import fmt_num
+
+    values = [1.0, 1.0000001, 0.1234567, 0.25, 1e-06, 4, 2.5e-300, 123456789.0, 1e300]
+    names = [fmt_num(v) for v in values]
+    assert len(set(names)) == len(values)
+    assert all(float(t) == float(v) for t, v in zip(names, values, strict=True))
+    assert fmt_num(1.0) == "1" and fmt_num(0.25) == "0.25"

@@ -321,3 +321,26 @@ def test_schema_accepts_exactly_the_accepted_range():
     for path, good, bad in local_eps:
         assert _valid(_with(base, path, good)), path
         assert not _valid(_with(base, path, bad)), path
+
+
+def test_the_next_write_removes_what_an_interrupted_write_left(tmp_path):
+    """A job killed mid-write (SIGKILL: no cleanup) leaves '.<name>.<random>.tmp' beside the
+    output; the next write of the same output removes it, and leaves other files alone."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from wfutils import save_figure, write_table
+
+    out = tmp_path / "fig.png"
+    (tmp_path / ".fig.png.abc123.tmp").write_bytes(b"")  # the zero-byte leftover
+    (tmp_path / ".other.png.zzz.tmp").write_bytes(b"")   # another output's: kept
+    fig = plt.figure()
+    save_figure(fig, [out])
+    plt.close(fig)
+    assert out.stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.glob(".*.tmp")) == [".other.png.zzz.tmp"]
+    (tmp_path / ".t.csv.q1.tmp").write_bytes(b"x")
+    write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.csv")
+    assert not (tmp_path / ".t.csv.q1.tmp").exists()

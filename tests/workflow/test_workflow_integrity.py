@@ -459,3 +459,39 @@ def test_bound_scripts_write_their_declared_tables(tmp_path):
                      params={"n": [100], "profile": "u", "profile_spec": spec, "delta": 1e-6,
                              "repeats": 1, "methods": ["gdp", "efmrtt19"], "seed": 1})
     assert read_table(out, "runtime")["status"].tolist() == ["ok", "not_applicable"]
+
+
+# --- corrupted rows that parse (issue 30): values out of range, repeated rows ----------------
+
+_WITH_EPS = [k for k in ALL_VALID if "eps" in TABLES[k].names]
+
+
+@pytest.mark.parametrize("kind", _WITH_EPS)
+@pytest.mark.parametrize("value", ["-1", "1e300", "inf"])
+def test_an_ok_row_with_an_impossible_eps_fails(kind, value, tmp_path):
+    text = ALL_VALID[kind]
+    df = _frame(text)
+    row = int(next(i for i, s in enumerate(df["status"]) if s == "ok" and df["eps"][i] != ""))
+    path = _write(tmp_path, _set_cell(text, "eps", value, row=row))
+    _fails(path, kind, "column 'eps'", f"line {row + 2}", "to regenerate it")
+
+
+@pytest.mark.parametrize("kind", [k for k in ALL_VALID if TABLES[k].keys])
+def test_a_repeated_row_fails_naming_both_lines(kind, tmp_path):
+    text = ALL_VALID[kind]
+    lines = text.strip().splitlines()
+    path = _write(tmp_path, "\n".join([*lines, lines[1]]) + "\n")
+    _fails(path, kind, f"line {len(lines) + 1} repeats the row of line 2")
+
+
+def test_every_table_with_a_row_identity_declares_its_keys():
+    # (the utility tables repeat their central_laplace reference rows once per job: no keys)
+    for kind in ("bounds_vs_n", "gdp_validity", "personalized", "personalized_validity"):
+        assert TABLES[kind].keys, kind
+        assert set(TABLES[kind].keys) <= set(TABLES[kind].names)
+
+
+def test_delta_outside_zero_one_fails(tmp_path):
+    text = ALL_VALID["bounds_vs_n"]
+    path = _write(tmp_path, _set_cell(text, "delta", "1.5"))
+    _fails(path, "bounds_vs_n", "column 'delta'", "outside the column's range [0, 1]")

@@ -11,6 +11,7 @@ import shuffledp
 # workflow/scripts holds the config checks (wfconfig) and the manifest (wfmanifest)
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow", "scripts"))
 import wfmanifest
+from wfconfig import fmt_num as wfconfig_fmt_num
 from wfconfig import (
     ConfigError,
     format_config_problems,
@@ -38,8 +39,10 @@ def bound_methods():
 
 
 def fmt_num(x):
-    """Stable wildcard text for a number (1.0 -> '1', 0.25 -> '0.25')."""
-    return f"{float(x):g}"
+    """Stable, lossless wildcard text for a number (1.0 -> '1', 0.25 -> '0.25', 0.1234567 ->
+    '0.1234567'): two values give the same file name only if they are equal (the config
+    refuses repeated grid entries)."""
+    return wfconfig_fmt_num(x)
 
 
 def profile_specs(names):

@@ -81,6 +81,7 @@ class TableSchema:
     constant: tuple[str, ...] = ()
     min_rows: int = 1
     declared_in: str = ""
+    keys: tuple[str, ...] = ()
 
     def __post_init__(self):
         names = [c.name for c in self.columns]
@@ -119,11 +120,12 @@ def _schemas(experiment: wfmanifest.Experiment) -> dict[str, TableSchema]:
     decl = declared_columns(experiment.columns)
     where = experiment.columns.replace(":", ".")
     out = {experiment.name: TableSchema(experiment.name, decl.columns,
-                                        ok_requires=decl.ok_requires, declared_in=where)}
+                                        ok_requires=decl.ok_requires, declared_in=where,
+                                        keys=decl.keys)}
     if experiment.pieces:
         kind = f"{experiment.name}.piece"
         out[kind] = TableSchema(kind, decl.columns, ok_requires=decl.ok_requires,
-                                constant=experiment.pieces, declared_in=where)
+                                constant=experiment.pieces, declared_in=where, keys=decl.keys)
     return out
 
 
@@ -288,7 +290,8 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
     sch = schema(kind)
 
     def fail(msg):
-        raise TableError(f"{os.fspath(path)}: {msg} [table kind {kind!r}]")
+        raise TableError(f"{os.fspath(path)}: {msg} [table kind {kind!r}; to regenerate it, "
+                         f"delete the file and rerun: snakemake --cores all {os.fspath(path)}]")
 
     header, rows = _records(path, fail)
     missing = [n for n in sch.required if n not in header]
@@ -322,6 +325,14 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
             v, why = _parse(fields[i], col)
             if why is None and v is None and not col.nullable:
                 why = "is empty, but the column must have a value"
+            rng = col.range
+            if why is None and v is not None and rng is not None:
+                lo, hi = rng
+                if not math.isfinite(v):
+                    why = "is not a finite number"
+                elif (lo is not None and v < lo) or (hi is not None and v > hi):
+                    why = (f"is outside the column's range [{lo:g}, "
+                           f"{'inf' if hi is None else format(hi, 'g')}]")
             if why is not None:
                 if first_bad is None or (line, order) < first_bad[:2]:
                     first_bad = (
@@ -341,6 +352,14 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
             for (line, _), status, v in zip(rows, values["status"], values[name], strict=True):
                 if status == "ok" and v is None:
                     fail(f"column {name!r}, line {line}: empty on a row with status 'ok'")
+    if sch.keys and all(k in values for k in sch.keys):
+        seen: dict[tuple, int] = {}
+        for r, (line, _) in enumerate(rows):
+            key = tuple(values[k][r] for k in sch.keys)
+            if key in seen:
+                fail(f"line {line} repeats the row of line {seen[key]} (the same "
+                     f"{', '.join(sch.keys)}: {_short(key)})")
+            seen[key] = line
     for name in sch.constant:
         vals = values[name]
         for (line, _), v in zip(rows, vals, strict=True):

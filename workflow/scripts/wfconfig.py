@@ -22,6 +22,7 @@ __future__`` import (the modules of workflow/scripts share the scripts' rule).
 """
 
 import difflib
+import math
 import os
 from collections.abc import Callable, Mapping
 
@@ -146,6 +147,11 @@ def schema_error_lines(error: jsonschema.ValidationError) -> list[str]:
         error.validator,
         error.validator_value,
     )
+    if keyword in ("oneOf", "anyOf"):
+        # a list that would match but for a repeated entry: say that, not the alternatives
+        repeats = [e for e in (error.context or []) if e.validator == "uniqueItems"]
+        if repeats:
+            return schema_error_lines(repeats[0])
     if keyword == "additionalProperties" and limit is False and isinstance(value, dict):
         props = error.schema.get("properties", {})
         return [unknown_key_message(path, key, props) for key in value if key not in props]
@@ -159,6 +165,14 @@ def schema_error_lines(error: jsonschema.ValidationError) -> list[str]:
         constraint = f"must be {limit!r}"
     elif keyword in ("oneOf", "anyOf"):
         constraint = f"must be {' or '.join(_summary(sub) for sub in limit)}"
+    elif keyword == "uniqueItems":
+        seen, dup = [], None
+        for v in value:
+            if any(v == w for w in seen):
+                dup = v
+                break
+            seen.append(v)
+        constraint = f"must not repeat an entry (repeated: {short_repr(dup)})"
     elif keyword == "minItems":
         constraint = f"must have at least {limit} item(s)"
     elif keyword == "maxItems":
@@ -177,9 +191,71 @@ def schema_error_lines(error: jsonschema.ValidationError) -> list[str]:
     return [f"{_where(path)} = {short_repr(value)}: {constraint}{named}"]
 
 
+def fmt_num(x) -> str:
+    """Lossless text of a number for file names: an integral value as an integer (``1.0`` ->
+    ``'1'``), any other as the shortest text that reads back to the same float (``repr``).
+
+    >>> [fmt_num(v) for v in (1.0, 0.25, 1e-06, 0.1234567, 1.0000001, 4)]
+    ['1', '0.25', '1e-06', '0.1234567', '1.0000001', '4']
+    """
+    v = float(x)
+    if math.isfinite(v) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
+
+
+def value_problems(node, path=()) -> list[str]:
+    """Numbers that no key accepts, one line each: NaN and infinities (JSON Schema's range
+    comparisons are all false for NaN, so ``minimum`` would let it through)."""
+    if isinstance(node, Mapping):
+        return [ln for k, v in node.items() for ln in value_problems(v, (*path, k))]
+    if isinstance(node, list):
+        return [ln for i, v in enumerate(node) for ln in value_problems(v, (*path, i))]
+    if isinstance(node, float) and not math.isfinite(node):
+        return [f"{_where(list(path))} = {node!r}: must be a finite number"]
+    return []
+
+
+def _is_integer(checker, instance) -> bool:
+    """JSON Schema's integer, strictly: a Python int, not a float with an integral value
+    (``n: [1000.0]``, ``--config seed=1e3``) that later code would refuse mid-run."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_STRICT = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
+def strict_schema(schema: Mapping) -> dict:
+    """The schema with ``uniqueItems: true`` on every array of numbers or strings (grids and
+    name lists: a repeated entry would compute and draw the same rows twice)."""
+    import copy
+
+    out = copy.deepcopy(dict(schema))
+
+    def walk(node):
+        if isinstance(node, dict):
+            items = node.get("items")
+            if (node.get("type") == "array" and isinstance(items, dict)
+                    and (items.get("type") in ("number", "integer", "string")
+                         or "enum" in items)):
+                node.setdefault("uniqueItems", True)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(out)
+    return out
+
+
 def config_problems(cfg: Mapping, schema: Mapping) -> list[str]:
-    """Every violation of the JSON schema, one short line each."""
-    validator = jsonschema.Draft202012Validator(schema)
+    """Every violation of the JSON schema, one short line each (integers strictly, scalar
+    lists without repeats: :func:`strict_schema`)."""
+    validator = _STRICT(strict_schema(schema))
     errors = sorted(validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.absolute_path])
     lines: list[str] = []
     for err in errors:
@@ -311,7 +387,7 @@ def validate_config(
     (default :func:`fill_defaults` with ``schema``; its ``fill_errors`` become
     :func:`defaults_problems`), :func:`cross_check_problems`."""
     prepare_config(cfg)
-    problems = config_problems(cfg, schema)
+    problems = value_problems(cfg) or config_problems(cfg, schema)
     if problems:
         return problems
     try:

@@ -17,6 +17,7 @@ Scripts run under Snakemake's ``script:`` directive, which prepends a preamble, 
 not use ``from __future__`` imports.
 """
 
+import glob
 import logging
 import os
 import shutil
@@ -42,8 +43,16 @@ __all__ = [
 
 
 def _atomic_target(path: str | os.PathLike) -> tuple[Path, str]:
+    """``(path, a new temporary file beside it)``.  Temporary files of an earlier write of the
+    same output that never finished (the job killed mid-write: a SIGKILL leaves no chance to
+    clean up) are removed first: only one job writes an output at a time."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            stale.unlink()
+        except FileNotFoundError:  # pragma: no cover - gone meanwhile
+            pass
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     umask = os.umask(0)

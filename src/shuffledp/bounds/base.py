@@ -38,9 +38,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from shuffledp._lazy import lazy_module
 from shuffledp.budgets import BudgetProfile
-from shuffledp.errors import ParameterRegimeError
+from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.families import Family, budget_tiers, domination, get_family
 from shuffledp.families.registry import spec_includes
 from shuffledp.numerics import delta_from_eps, eps_from_delta
@@ -163,6 +165,33 @@ class Coverage:
 
     def __bool__(self) -> bool:
         return self.covered
+
+
+def _check_option_type(bound: str, key: str, value: Any, default: Any) -> None:
+    """A TypeError naming the bound and the option when ``value`` is not of the type of the
+    option's default (a str option takes a str, ``mechanism`` also a family; a bool a bool; an
+    int an integer; a float a real number); options whose default is None are checked by the
+    bound."""
+    if default is None:
+        return
+    what = None
+    if isinstance(default, bool):
+        ok, what = isinstance(value, (bool, np.bool_)), "True or False"
+    elif isinstance(default, str):
+        ok = isinstance(value, str) or (key == "mechanism" and isinstance(value, Family))
+        what = "a string (a randomizer spec or a family)" if key == "mechanism" else "a string"
+    elif isinstance(default, (int, np.integer)):
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        what = "an integer"
+    elif isinstance(default, (float, np.floating)):
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+            value, (bool, np.bool_))
+        what = "a real number"
+    else:
+        return
+    if not ok:
+        raise TypeError(f"option {key} of bound {bound!r} must be {what}, got "
+                        f"{type(value).__name__} {short_repr(value)}")
 
 
 def mechanism_lower_coverage(name: str, supported: tuple[str, ...], own: Any,
@@ -304,6 +333,8 @@ class Bound:
                 f"unknown option(s) {sorted(unknown)} for bound {self.name!r}; "
                 f"known: {sorted(self.info.options)}"
             )
+        for key, value in options.items():
+            _check_option_type(self.name, key, value, self.info.options[key])
         merged = dict(self.info.options)
         merged.update(options)
         return merged
@@ -348,6 +379,10 @@ class Bound:
         if not isinstance(profile, BudgetProfile):
             raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
         opts = self._options(options)
+        try:  # the options' values, checked as eps/delta check them (a bad value raises)
+            self.prepare(profile, **options)
+        except ParameterRegimeError:
+            pass  # outside the bound's regime: coverage is still answered
         if self.covers_fn is not None:
             return self.covers_fn(family=r, profile=profile, **opts)
         return default_coverage(self.info, r, profile)
@@ -395,6 +430,8 @@ class Bound:
                 rtol=INVERSION_RTOL,
                 atol=INVERSION_ATOL,
             )
+        except ParameterRegimeError:
+            raise  # the bound's own reason, not "cannot certify"
         except ValueError as err:
             raise ParameterRegimeError(
                 f"{self.name} cannot certify delta = {delta:g} for any eps <= {self.eps_max:g}"

@@ -143,6 +143,7 @@ BOUND = register_bound(
         ),
         delta_fn=_delta,
         eps_fn=_eps,
+        check_fn=lambda *, profile, clone_mass="paper": _check_mass(clone_mass),
         diagnostics_fn=_diagnostics,
     )
 )

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 
@@ -170,20 +171,19 @@ def _check(*, profile: BudgetProfile, k: int = K, exhaustive_n: int = EXHAUSTIVE
         )
 
 
-_CACHE: dict[tuple, list[tuple[NDArray, NDArray]]] = {}
+_CACHE: OrderedDict[tuple, list[tuple[NDArray, NDArray]]] = OrderedDict()
 register_mapping("krr_exact.laws", _CACHE)
 
 
 def _laws(profile: BudgetProfile, k: int, exhaustive_n: int):
     key = (profile.n, float(profile.tiers.eps[0]), k, exhaustive_n)
-    if key not in _CACHE:
-        if len(_CACHE) > 16:
-            _CACHE.clear()
-        _CACHE[key] = [
+    hit = lru_get(_CACHE, key)
+    if hit is None:
+        hit = lru_put(_CACHE, key, [
             krr_histogram_pair(c, eps0=float(profile.tiers.eps[0]), k=k)
             for c in _pairs(profile.n, k, exhaustive_n)
-        ]
-    return _CACHE[key]
+        ], 16)
+    return hit
 
 
 def krr_exact_delta(

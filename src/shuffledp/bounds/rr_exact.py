@@ -79,7 +79,7 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families import budget_tiers
 from shuffledp.hockey_stick import PreparedPair, prepare_pair, prepared_delta
 from shuffledp.poisson_binomial import (
@@ -348,18 +348,14 @@ _CACHE_SIZE = 16
 def _prepared_pairs(profile: BudgetProfile, exhaustive_n: int, max_flips: int,
                     tol: float) -> list[PreparedPair]:
     key = (profile_digest(profile), int(exhaustive_n), int(max_flips), float(tol))
-    hit = _CACHE.get(key)
+    hit = lru_get(_CACHE, key)
     if hit is not None:
-        _CACHE.move_to_end(key)
         return hit
     prepared = [
         _prepare(pr)
         for pr in rr_pairs(profile, exhaustive_n=exhaustive_n, max_flips=max_flips, tol=tol)
     ]
-    _CACHE[key] = prepared
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return prepared
+    return lru_put(_CACHE, key, prepared, _CACHE_SIZE)
 
 
 def _check(*, profile: BudgetProfile, exhaustive_n: int = EXHAUSTIVE_N,

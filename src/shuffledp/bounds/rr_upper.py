@@ -78,7 +78,7 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.poisson_binomial import _fft_err_l2, binomial_windows
 
@@ -192,15 +192,12 @@ _CACHE_CELLS = 1 << 25
 
 def _rows(n: int, eps0: float, tol: float) -> list[_Rows]:
     key = (int(n), float(eps0), float(tol))
-    hit = _CACHE.get(key)
+    hit = lru_get(_CACHE, key)
     if hit is not None:
-        _CACHE.move_to_end(key)
         return hit
     rows = _pairs(n, eps0, tol)
     if sum(r.s.size for r in rows) <= _CACHE_CELLS:
-        _CACHE[key] = rows
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        rows = lru_put(_CACHE, key, rows, _CACHE_SIZE)
     return rows
 
 
@@ -276,10 +273,7 @@ def _argmin_eps(n: int, eps0: float, tol: float) -> float:
             a, c, fc = c, d, fd
             d = a + inv * (b - a)
             fd = _raw_delta(n, eps0, d, tol)[0]
-    _ARGMIN[key] = c if fc <= fd else d
-    while len(_ARGMIN) > 16:
-        _ARGMIN.popitem(last=False)
-    return _ARGMIN[key]
+    return lru_put(_ARGMIN, key, c if fc <= fd else d, 16)
 
 
 def rr_upper_delta(*, profile: BudgetProfile, eps: float, tol: float = TOL) -> float:

@@ -30,7 +30,7 @@ from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.clones.aware import VICTIM_GROUPS
 from shuffledp.bounds.registry import get_bound, register_bound
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 
@@ -85,10 +85,8 @@ def members(profile: BudgetProfile, mechanism: Any = None,
 
 
 def _remember(key: tuple, values: dict[str, float], winner: str) -> None:
-    _LAST[key] = {"winner": winner, **{f"{k}_value": v for k, v in values.items()}}
-    _LAST.move_to_end(key)
-    while len(_LAST) > _LAST_SIZE:
-        _LAST.popitem(last=False)
+    lru_put(_LAST, key, {"winner": winner, **{f"{k}_value": v for k, v in values.items()}},
+            _LAST_SIZE)
 
 
 def _best(profile: BudgetProfile, mechanism: Any, victim_groups: int, what: str,

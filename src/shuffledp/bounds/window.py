@@ -60,7 +60,7 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.registry import register_bound
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.families import Family, family_names, get_family
 from shuffledp.families.windows import U as _U
@@ -305,15 +305,10 @@ _CACHE_SIZE = 16
 
 def _prepared(profile: BudgetProfile, mechanism: Any, tol: float) -> list[PreparedPair]:
     key = (profile_digest(profile), get_family(mechanism).spec, float(tol))
-    hit = _CACHE.get(key)
+    hit = lru_get(_CACHE, key)
     if hit is not None:
-        _CACHE.move_to_end(key)
         return hit
-    pairs = window_pairs(profile, mechanism, tol)
-    _CACHE[key] = pairs
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return pairs
+    return lru_put(_CACHE, key, window_pairs(profile, mechanism, tol), _CACHE_SIZE)
 
 
 def _check(*, profile: BudgetProfile, mechanism: Any = "binary_rr", tol: float = TOL) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = ["NUMBER", "INTEGER", "BOOLEAN", "STRING", "IDENTIFIER", "CHOICE", "TYPES",
-           "STATUS", "BOUND_KINDS", "Column", "Columns", "col"]
+           "STATUS", "BOUND_KINDS", "RANGES", "Column", "Columns", "col"]
 
 NUMBER = "number"  # a float: 1, 1.5, 1e-06, inf; empty (or nan) is null
 INTEGER = "integer"  # 1000 (or 1000.0, as pandas writes an integer column holding empties)
@@ -39,15 +39,37 @@ STATUS = ("ok", "not_applicable")
 BOUND_KINDS = ("approximate", "upper", "lower")
 
 
+#: Value ranges of the numeric columns by name (every table that has such a column): a value
+#: outside, or not finite, is refused when the table is read (a corrupted or hand-edited row,
+#: e.g. an ``ok`` row with eps = -1 or 1e300, never reaches a figure).  ``None``: no limit.
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "eps": (0.0, 1e4), "lower_eps": (0.0, 1e4), "upper_eps": (0.0, 1e4),
+    "bound_eps": (0.0, 1e4), "target_eps": (0.0, 1e4), "eps0": (0.0, 1e4),
+    "eps_local_mean": (0.0, 1e4), "delta": (0.0, 1.0), "delta0": (0.0, 1.0),
+    "seconds": (0.0, None), "n": (2, None), "ratio_to_lower": (0.0, None),
+    "upper_to_lower": (0.0, None), "expected_clones": (0.0, None), "mse": (0.0, None),
+    "mse_ci_low": (0.0, None), "mse_ci_high": (0.0, None), "mse_theory": (0.0, None),
+    "scale": (0.0, None), "reps": (1, None), "seed": (0, None),
+}
+
+
 @dataclass(frozen=True)
 class Column:
-    """A declared column: ``optional`` = may be absent, ``nullable`` = cells may be empty."""
+    """A declared column: ``optional`` = may be absent, ``nullable`` = cells may be empty;
+    numeric columns named in :data:`RANGES` hold finite values in that range."""
 
     name: str
     type: str
     nullable: bool = False
     optional: bool = False
     values: tuple[str, ...] = ()
+
+    @property
+    def range(self) -> tuple[float | None, float | None] | None:
+        """``(low, high)`` of a numeric column named in :data:`RANGES`, else None."""
+        if self.type not in (NUMBER, INTEGER):
+            return None
+        return RANGES.get(self.name)
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -65,15 +87,17 @@ def col(name: str, type: str, *, nullable: bool = False, optional: bool = False,
 @dataclass(frozen=True)
 class Columns:
     """The columns of one table, in order; ``ok_requires``: columns that must not be empty on
-    rows with ``status == "ok"``."""
+    rows with ``status == "ok"``; ``keys``: columns whose values identify a row (no two rows
+    may share them)."""
 
     columns: tuple[Column, ...]
     ok_requires: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.columns]
         dup = sorted({n for n in names if names.count(n) > 1})
-        unknown = sorted(set(self.ok_requires) - set(names))
+        unknown = sorted((set(self.ok_requires) | set(self.keys)) - set(names))
         if dup or unknown:
             raise ValueError(f"columns: duplicate {dup} / undeclared {unknown}")
 

@@ -88,6 +88,7 @@ BOUNDS_VS_N_TABLE = Columns(
         *_BOUND_DIAGNOSTICS,
     ),
     ok_requires=("eps", "seconds"),
+    keys=("n", "eps0", "method"),
 )
 #: Columns of the gdp_validity table (:func:`gdp_validity_rows`).
 GDP_VALIDITY_TABLE = Columns(
@@ -107,6 +108,7 @@ GDP_VALIDITY_TABLE = Columns(
         col("vacuous", BOOLEAN, nullable=True, optional=True),
     ),
     ok_requires=("eps", "seconds"),
+    keys=("n", "eps0", "method"),
 )
 #: Columns of the personalized table (:func:`personalized_rows`; a job writes the
 #: :data:`PERSONALIZED_COLUMNS` of them, in that order).
@@ -123,6 +125,7 @@ PERSONALIZED_TABLE = Columns(
         *_BOUND_DIAGNOSTICS,
     ),
     ok_requires=("eps", "seconds"),
+    keys=("profile", "n", "delta0", "method"),
 )
 
 

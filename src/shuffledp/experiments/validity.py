@@ -95,6 +95,7 @@ VALIDITY_TABLE = Columns(
         col("upper_to_lower", NUMBER, nullable=True, optional=True),
     ),
     ok_requires=("eps", "seconds"),
+    keys=("profile", "randomizer", "n", "method", "variant"),
 )
 #: Names of the :data:`VALIDITY_TABLE` columns, in order.
 VALIDITY_COLUMNS = VALIDITY_TABLE.names

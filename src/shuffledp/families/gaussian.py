@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.base import Family, UserClasses, VictimRange
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
@@ -273,12 +273,9 @@ def sigmas(eps: NDArray[np.float64], delta: NDArray[np.float64]) -> NDArray[np.f
     """The Gaussian mechanism's sigma_i for budget arrays (:func:`analytic_gaussian_sigma`,
     sensitivity 2), memoised per (eps, delta) array (the last 64)."""
     key = eps.tobytes() + b"|" + delta.tobytes()
-    hit = _SIGMA.get(key)
+    hit = lru_get(_SIGMA, key)
     if hit is None:
-        hit = analytic_gaussian_sigma(eps, delta)
-        _SIGMA[key] = hit
-        if len(_SIGMA) > 64:
-            _SIGMA.popitem(last=False)
+        hit = lru_put(_SIGMA, key, analytic_gaussian_sigma(eps, delta), 64)
     return hit
 
 

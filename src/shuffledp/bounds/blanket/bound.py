@@ -36,7 +36,7 @@ from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.clones.aware import VICTIM_GROUPS, UserBins, VictimGroup, group_edges
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 from shuffledp.families.blanket import Cells
@@ -217,15 +217,11 @@ def blanket_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binar
     """
     family = get_family(mechanism)
     key = (profile_digest(profile), float(eps), family.spec, int(victim_groups))
-    got = _VALUES.get(key)
+    got = lru_get(_VALUES, key)
     if got is not None:
-        _VALUES.move_to_end(key)
         return got
-    value = _blanket_delta(profile, family, float(eps), victim_groups)
-    _VALUES[key] = value
-    while len(_VALUES) > _VALUES_SIZE:
-        _VALUES.popitem(last=False)
-    return value
+    return lru_put(_VALUES, key, _blanket_delta(profile, family, float(eps), victim_groups),
+                   _VALUES_SIZE)
 
 
 def _visit_order(size: int) -> list[int]:

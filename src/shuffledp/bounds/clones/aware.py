@@ -102,7 +102,7 @@ from shuffledp.binomial import binom_cdf
 from shuffledp.bounds.clones.count import _build_count
 from shuffledp.bounds.clones.divergence import _divergence_terms, _evaluate, _finish
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families import Family, family_names, get_family
 
 __all__ = [
@@ -462,14 +462,9 @@ def clear_cache() -> None:
 def _lru(cache: OrderedDict, key: tuple, build, size: int):
     """``cache[key]``, built by ``build()`` on a miss; least recently used entries beyond
     ``size`` are evicted."""
-    hit = cache.get(key)
+    hit = lru_get(cache, key)
     if hit is None:
-        hit = build()
-        cache[key] = hit
-        if len(cache) > size:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
+        hit = lru_put(cache, key, build(), size)
     return hit
 
 

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.clones.masses import _check_clone, _grouped_pool
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.poisson_binomial import (
     TruncatedPMF,
     group_probabilities,
@@ -174,14 +174,10 @@ def clone_count(
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
     key = (profile_digest(profile), clone, float(tol), float(rel_step), bool(direct))
-    hit = _COUNT_CACHE.get(key)
+    hit = lru_get(_COUNT_CACHE, key)
     if hit is not None:
-        _COUNT_CACHE.move_to_end(key)
         return hit
     eps_v, delta_v, values, counts, comps = _grouped_pool(profile, clone, rel_step)
     out = _build_count(eps_v, delta_v, values, counts, tol=tol, direct=direct,
                        complements=comps)
-    _COUNT_CACHE[key] = out
-    if len(_COUNT_CACHE) > _CACHE_SIZE:
-        _COUNT_CACHE.popitem(last=False)
-    return out
+    return lru_put(_COUNT_CACHE, key, out, _CACHE_SIZE)
