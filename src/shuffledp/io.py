@@ -16,8 +16,10 @@ of (eps, delta), or a structured array with fields ``eps`` (and optionally ``del
 
 from __future__ import annotations
 
+import array
 import csv
 import io
+import itertools
 import math
 import os
 import tokenize
@@ -89,54 +91,76 @@ def parse_budgets_csv(text: str, *, label: str = "") -> BudgetProfile:
     check_str(label, "label")
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
+    lines = _data_lines(text)
+    first = next(lines, None)
+    if first is None:
         raise ValueError("budgets file is empty (expected a header with a column 'eps')")
-    reader = csv.reader(lines, strict=True, skipinitialspace=True)
+    reader = csv.reader(itertools.chain([first], lines), strict=True, skipinitialspace=True)
+    # one pass, values straight into typed arrays (8 bytes a value): 10^8 per-user rows need
+    # the text and the arrays, not a list of rows of strings (about 300 bytes a row)
+    columns: dict[str, array.array] = {}
+    row_no = 0
     try:
         raw_header = next(reader)
         header = [h.strip().lower() for h in raw_header]
-        _check_columns(header, "budgets file", f"header {short_repr(lines[0])}")
-        rows = list(reader)
+        _check_columns(header, "budgets file", f"header {short_repr(first)}")
+        columns = {name: array.array("d") for name in header}
+        for row_no, cells in enumerate(reader, start=1):
+            if len(cells) != len(header):
+                raise ValueError(
+                    f"budgets file data row {row_no} has {len(cells)} cells, "
+                    f"header has {len(header)}"
+                )
+            for name, cell in zip(header, cells, strict=True):
+                columns[name].append(_cell_value(name, cell, row_no))
     except csv.Error as err:
         raise ValueError(
             f"budgets file is not valid CSV (line {reader.line_num}): {_cut(str(err))}"
         ) from None
-    if not rows:
+    if row_no == 0:
         raise ValueError("budgets file has a header but no data rows")
-    columns: dict[str, list[float]] = {name: [] for name in header}
-    for row_no, cells in enumerate(rows, start=1):
-        if len(cells) != len(header):
-            raise ValueError(
-                f"budgets file data row {row_no} has {len(cells)} cells, "
-                f"header has {len(header)}"
-            )
-        for name, cell in zip(header, cells, strict=True):
-            try:
-                if "_" in cell:  # Python reads '1_5' as 15: a typo, not a number
-                    raise ValueError(cell)
-                value = float(cell.strip())
-            except ValueError:
-                raise ValueError(
-                    f"budgets column {name!r} must be numeric, got {short_repr(cell.strip())} "
-                    f"on data row {row_no}"
-                ) from None
-            if not math.isfinite(value):
-                raise ValueError(
-                    f"budgets column {name!r} must be a finite number, got "
-                    f"{short_repr(cell.strip())} on data row {row_no}"
-                )
-            if name == "count" and not (value >= 0 and value == math.floor(value)
-                                        and value <= N_MAX):
-                raise ValueError(
-                    f"budgets column 'count' must be a whole number in [0, {N_MAX:.0e}], "
-                    f"got {short_repr(cell.strip())} on data row {row_no}"
-                )
-            columns[name].append(value)
-    delta = columns.get("delta", 0.0)
-    if "count" in columns:
-        return BudgetProfile.from_histogram(columns["eps"], columns["count"], delta, label=label)  # type: ignore[arg-type]
-    return BudgetProfile(eps=columns["eps"], delta=delta, label=label)  # type: ignore[arg-type]
+    arrays = {name: np.frombuffer(col, dtype=np.float64) for name, col in columns.items()}
+    delta = arrays.get("delta", 0.0)
+    if "count" in arrays:
+        return BudgetProfile.from_histogram(arrays["eps"], arrays["count"], delta, label=label)  # type: ignore[arg-type]
+    return BudgetProfile(eps=arrays["eps"], delta=delta, label=label)  # type: ignore[arg-type]
+
+
+def _data_lines(text: str):
+    """The lines of ``text`` that are neither blank nor comments (``#``), one at a time
+    (universal newlines, as ``str.splitlines`` for \\n, \\r\\n and \\r)."""
+    for line in io.StringIO(text, newline=None):
+        body = line.rstrip("\n")
+        stripped = body.strip()
+        if stripped and not stripped.startswith("#"):
+            yield body
+
+
+def _cell_value(name: str, cell: str, row_no: int) -> float:
+    """One cell of column ``name`` as a finite float (``count``: a whole number in [0,
+    N_MAX]); ValueError naming the column and the data row."""
+    try:
+        if "_" in cell:  # Python reads '1_5' as 15: a typo, not a number
+            raise ValueError(cell)
+        value = float(cell.strip())
+    except ValueError:
+        raise ValueError(
+            f"budgets column {name!r} must be numeric, got {short_repr(cell.strip())} "
+            f"on data row {row_no}"
+        ) from None
+    if not math.isfinite(value):
+        raise ValueError(
+            f"budgets column {name!r} must be a finite number, got "
+            f"{short_repr(cell.strip())} on data row {row_no}"
+        )
+    if name == "count" and not (value >= 0 and value == math.floor(value) and value <= N_MAX):
+        raise ValueError(
+            f"budgets column 'count' must be a whole number in [0, {N_MAX:.0e}], "
+            f"got {short_repr(cell.strip())} on data row {row_no}"
+        )
+    return value
+
+
 
 
 def _check_npy_size(data: bytes) -> None:
@@ -273,6 +297,7 @@ def load_budgets(path: str | os.PathLike) -> BudgetProfile:
         if p.suffix.lower() == ".npy":
             return parse_budgets_npy(raw, label=p.name)
         text = raw.decode("utf-8-sig")  # drops a UTF-8 byte-order mark
+        del raw  # the text is all the parser needs (memory: 10^8 rows are about 1 GB each)
         return parse_budgets_csv(text, label=p.name)
     except UnicodeDecodeError:
         raise ValueError(f"budgets file {shown} is not UTF-8 text (expected CSV)") from None
