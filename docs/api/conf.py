@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bounds_page import render as render_bounds  # noqa: E402
 from _families_page import render  # noqa: E402
 
-# the families page is generated from the package's files (a new family needs no edit here)
+# the families page and the page of further bound modules are generated from the package's
+# files (a new family or baseline needs no edit here)
 (Path(__file__).resolve().parent / "families.rst").write_text(render())
+(Path(__file__).resolve().parent / "bounds_more.rst").write_text(render_bounds())
 
 project = "shuffledp"
 author = "shuffledp developers"

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 
 import figstyle  # noqa: E402
+import matplotlib.colors  # noqa: E402
 
 import shuffledp  # noqa: E402
 from shuffledp.bounds import Bound, BoundInfo, register_bound, unregister_bound  # noqa: E402
@@ -26,9 +28,17 @@ def _all_styles():
     return {m: figstyle.style_of(m) for m in shuffledp.list_bounds()}
 
 
-def test_every_registered_bound_has_a_fixed_style():
-    missing = [m for m in shuffledp.list_bounds() if m not in figstyle.METHODS]
+def test_every_shipped_bound_has_a_fixed_style_and_any_other_its_name_derived_one():
+    from _shipped import SHIPPED_BOUNDS
+
+    missing = [m for m in SHIPPED_BOUNDS if m not in figstyle.METHODS]
     assert not missing, f"add a Style for {missing} to workflow/scripts/figstyle.py METHODS"
+    assert set(SHIPPED_BOUNDS) <= set(shuffledp.list_bounds())
+    assert set(figstyle.METHODS) <= set(shuffledp.list_bounds())  # no style of a gone bound
+    fixed = {s.color.lower() for s in figstyle.METHODS.values()}
+    for name in set(shuffledp.list_bounds()) - set(figstyle.METHODS):  # a user's baseline
+        st = figstyle.style_of(name)
+        assert st == figstyle.fallback_style(name) and st.color.lower() not in fixed
 
 
 def test_fixed_styles_are_distinct_and_the_reserve_palette_is_unused():
@@ -120,6 +130,28 @@ def tables(tmp_path_factory):
                 "seed": 3})
     _utility_table().to_csv(d / "mean_estimation.csv", index=False)
     _sgd_table().to_csv(d / "sgd.csv", index=False)
+    import compute_personalized_validity
+    import time_bounds
+
+    spec_u = {"kind": "uniform", "low": 0.5, "high": 2.0}
+    time_bounds.main(inputs={}, outputs={"table": str(d / "runtime.csv")},
+                     params={"n": [300, 1000], "profile": "u", "profile_spec": spec_u,
+                             "delta": 1e-6, "repeats": 1, "seed": 1,
+                             "methods": ["gdp", "clones", "tightest", "fmt21_closed",
+                                         "fmt23_closed", "fmt23_numerical", "rr_exact",
+                                         "efmrtt19"]})
+    compute_personalized_validity.main(
+        inputs={}, outputs={"table": str(d / "personalized_validity.csv")},
+        params={"profiles": ["u", "mix", "one_high"],
+                "profile_specs": {"u": spec_u,
+                                  "mix": {"kind": "mixture", "groups": [[0.5, 0.5],
+                                                                          [0.5, 2.0]]},
+                                  "one_high": {"kind": "mixture",
+                                               "groups": [[0.01, 4.0], [0.99, 0.5]]}},
+                "randomizers": ["duchi"], "n": [300, 1000], "delta": 1e-6,
+                "gaussian_delta0": 1e-8, "seed": 2,
+                "methods": ["gdp", "clones", "tightest", "fmt23_numerical",
+                            "blanket_hoeffding", "blanket_bennett", "rr_exact"]})
     return d
 
 
@@ -238,25 +270,167 @@ DRAWS = {
 }
 
 
-@pytest.mark.parametrize("kind", list(DRAWS))
-def test_figures_are_paper_ready_and_show_the_project_bound(kind, tables):
+# --- readable at a glance (issue 32): distinct styles, legend entries only for visible lines ---
+ALL_DRAWS = {**DRAWS, "runtime": ("plot_runtime", ["draw"]),
+             "personalized_validity": ("plot_personalized_validity", ["draw_main", "draw_all"])}
+
+
+def _style(line):
+    return (matplotlib.colors.to_hex(line.get_color()), line.get_marker(),
+            str(line.get_linestyle()), round(float(line.get_linewidth()), 2),
+            str(line.get_markerfacecolor()))
+
+
+def _legend_lines(fig):
+    """(label, handle) of every legend entry drawn as a line (not a shaded region)."""
+    from matplotlib.lines import Line2D
+
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    out = []
+    for leg in legends:
+        for h, t in zip(leg.legend_handles, leg.get_texts(), strict=True):
+            if isinstance(h, Line2D):
+                out.append((t.get_text(), h))
+    return out
+
+
+def _drawn(fig):
+    """label -> the lines drawn with that label (with at least one finite point)."""
+    import numpy as np
+
+    out = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), float)
+            if len(y) and np.isfinite(y).any():
+                out.setdefault(line.get_label(), []).append((ax, line))
+    return out
+
+
+def _check_readable(fig, name):
+    entries = _legend_lines(fig)
+    # distinct series, distinct styles: no two legend entries look alike
+    styles = {}
+    for label, h in entries:
+        st = _style(h)
+        assert st not in styles, f"{name}: {label!r} looks like {styles[st]!r}"
+        styles[st] = label
+    drawn = _drawn(fig)
+    for label, _h in entries:
+        if label in drawn:  # an entry naming lines drawn with that label: visible somewhere
+            assert any(not _hidden(ax, line, drawn) for ax, line in drawn[label]), \
+                f"{name}: legend entry {label!r} names a line hidden under another everywhere"
+
+
+def _hidden(ax, line, drawn):
+    """True when another labelled line of the same axes runs through every point of it."""
+    import numpy as np
+
+    x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    for other in ax.get_lines():
+        if other is line or other.get_label().startswith("_") or other.get_zorder() < \
+                line.get_zorder():
+            continue
+        ox, oy = np.asarray(other.get_xdata(), float), np.asarray(other.get_ydata(), float)
+        if len(ox) == len(x) and np.array_equal(ox, x) and np.allclose(oy, y, rtol=1e-3):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("kind", list(ALL_DRAWS))
+def test_every_figure_is_paper_ready_tells_its_series_apart_and_names_only_visible_lines(
+        kind, tables):
     import importlib
 
     import matplotlib.pyplot as plt
     from wfutils import read_table
 
     figstyle.apply_style()
-    module, draws = DRAWS[kind]
+    module, draws = ALL_DRAWS[kind]
     mod = importlib.import_module(module)
     df = read_table(tables / f"{kind}.csv", kind)
     for draw in draws:
         fig = getattr(mod, draw)(df)
         try:
             _check_paper_ready(fig, f"{module}.{draw}")
-            text = _legend_text(fig)
-            assert "clones (this project)" in text, f"{module}.{draw}: project bound missing"
+            _check_readable(fig, f"{module}.{draw}")
+            if kind in DRAWS:
+                assert "clones (this project)" in _legend_text(fig), \
+                    f"{module}.{draw}: project bound missing"
         finally:
             plt.close(fig)
+
+
+def test_runtime_joins_coinciding_curves_and_keeps_notes_out_of_the_figure(tables):
+    import matplotlib.pyplot as plt
+    import plot_runtime
+    from wfutils import read_table
+
+    df = read_table(tables / "runtime.csv", "runtime")
+    fig = plot_runtime.draw(df)
+    try:
+        labels = [lab for lab, _ in _legend_lines(fig)]
+        # clones and tightest take the same time (tightest evaluates clones first here)
+        assert any("clones (this project) = tightest" in lab for lab in labels), labels
+        assert not any("not drawn" in t.get_text() for t in _texts(fig))  # notes in the caption
+        # the plot takes at least half of the figure's height
+        top = max(ax.get_position().y1 for ax in fig.axes)
+        bottom = min(ax.get_position().y0 for ax in fig.axes)
+        assert top - bottom >= 0.5
+    finally:
+        plt.close(fig)
+    caption = (ROOT / "workflow" / "report" / "runtime.rst").read_text()
+    assert "``reason`` column" in caption
+
+
+def test_profile_colours_are_told_apart():
+    import itertools
+    import math
+
+    import plot_personalized_validity as pv
+
+    def lab(hex_colour):
+        rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+        y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+        z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+
+        def f(t):
+            return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+        return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+    colours = pv.PROFILE_COLOURS
+    gaps = [math.dist(lab(a), lab(b)) for a, b in itertools.combinations(colours, 2)]
+    assert min(gaps) >= 25  # CIE76 units: distinct at a glance
+    assert min(math.dist(lab(c), lab("#C00000")) for c in colours) >= 25  # not the invalid red
+    styles = pv.profile_styles([f"p{i}" for i in range(20)])
+    assert len(set(styles.values())) == 20
+
+
+def test_personalized_validity_legend_names_each_profile_and_style_once(tables):
+    import matplotlib.pyplot as plt
+    import plot_personalized_validity as pv
+    from wfutils import read_table
+
+    df = read_table(tables / "personalized_validity.csv", "personalized_validity")
+    fig = pv.draw_main(df)
+    try:
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert [lab for lab in labels if lab.startswith("profile ")] == [
+            "profile u", "profile mix", "profile one_high"]
+        assert sum("dashed" in lab for lab in labels) == 1
+        assert sum("solid" in lab for lab in labels) == 1
+    finally:
+        plt.close(fig)
+    fig = pv.draw_all(df)
+    try:
+        labels = [lab for lab, _ in _legend_lines(fig)]
+        clones = [lab for lab in labels if lab.startswith("clones [") or " clones [" in lab]
+        assert len(clones) >= 2, labels
+    finally:
+        plt.close(fig)
 
 
 def test_bounds_vs_n_names_coinciding_curves_and_marks_vacuous_and_missing(tables):
@@ -312,7 +486,7 @@ def test_utility_figure_draws_ratios_to_gdp_and_lists_missing_points(tables):
     fig = plot_utility.draw_main(df, mechanism="laplace", title="Mean", ylabel="MSE")
     text = _legend_text(fig)
     # clones and fmt21_numerical are calibrated to the same budgets: drawn once, named together
-    assert "clones (this project) = fmt21_numerical" in text
+    assert "clones (this project), rigorous; drawn for fmt21_numerical (FMT21 Thm 3.2) on " in text
     assert "hollow marker" in text
     plt.close(fig)
     fig = plot_utility.draw_all(df, title="Mean", ylabel="MSE")
@@ -402,3 +576,104 @@ def test_the_report_description_includes_the_landing_page_and_scales_figures():
     for name in ("bounds_vs_n", "gdp_validity", "personalized", "mean_estimation",
                  "frequency_estimation", "sgd", "runtime"):
         assert f'("{name}", ' in smk  # every main figure is on the landing page
+
+
+def test_panel_groups_draw_coinciding_curves_once_and_say_where():
+    idx = pd.Index([1, 2])
+    a, b = pd.Series([1.0, 2.0], idx), pd.Series([3.0, 4.0], idx)
+    panels = [("p1", {"clones": a, "local": a.copy(), "gdp": b}),
+              ("p2", {"clones": a, "local": b.copy(), "gdp": b}),
+              ("p3", {"clones": b, "gdp": a})]
+    draw, label = figstyle.panel_groups(panels, labels={"clones": "C", "local": "L", "gdp": "G"})
+    assert draw == {"p1": ["clones", "gdp"], "p2": ["clones", "local"], "p3": ["clones", "gdp"]}
+    assert label == {"clones": "C = L on p1", "gdp": "G", "local": "L = G on p2"}
+    # equal in every panel: no "on ..."
+    draw, label = figstyle.panel_groups([("p1", {"x": a, "y": a.copy()}),
+                                         ("p2", {"x": b, "y": b.copy()})],
+                                        labels={"x": "X", "y": "Y"})
+    assert draw == {"p1": ["x"], "p2": ["x"]} and label == {"x": "X = Y"}
+
+
+def test_a_new_baseline_reaches_the_figures_and_the_api_reference_without_other_edits(
+        tmp_path, monkeypatch):
+    """docs/adding_a_baseline.md end to end, as far as one process can: a module shaped like
+    the guide's (registered on import), then the bounds_vs_n job and figure with it; its style
+    comes from its name alone and the API reference lists its module without an edit."""
+    import importlib.util
+
+    import compute_bounds_vs_n
+    import matplotlib.pyplot as plt
+    import plot_bounds_vs_n
+    from wfutils import read_table
+
+    src = tmp_path / "toy_baseline.py"
+    src.write_text('''"""A toy baseline (registered ``toy_baseline``, kind ``upper``): eps =
+eps0, the local budget, a valid central bound for any eps0-LDP randomizer (post-processing)."""
+
+from shuffledp.bounds.base import Bound, BoundInfo
+from shuffledp.bounds.registry import register_bound
+
+
+def toy_eps(*, profile, delta):
+    return float(max(profile.eps_max, 0.0))
+
+
+BOUND = register_bound(Bound(
+    info=BoundInfo(name="toy_baseline", kind="upper", title="toy: the local budget",
+                   citation="post-processing", personalized=False, approx_ldp=False,
+                   randomizers=("any",), options={}),
+    eps_fn=toy_eps))
+''')
+    spec = importlib.util.spec_from_file_location("toy_baseline_module", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        assert "toy_baseline" in shuffledp.list_bounds()
+        out = tmp_path / "eps0_4.csv"
+        compute_bounds_vs_n.main(inputs={}, outputs={"table": str(out)},
+                                 params={"n": [1000, 10000], "eps0": 4.0, "delta": 1e-6,
+                                         "methods": ["gdp", "clones", "toy_baseline",
+                                                     "rr_exact"]})
+        df = read_table(out, "bounds_vs_n")
+        assert (df[df["method"] == "toy_baseline"]["status"] == "ok").all()
+        figstyle.apply_style()
+        fig = plot_bounds_vs_n.draw_all(df)
+        try:
+            entries = dict(_legend_lines(fig))
+            toy = [h for lab, h in entries.items() if lab.startswith("toy_baseline")]
+            assert toy, list(entries)
+            assert matplotlib.colors.to_hex(toy[0].get_color()) == \
+                figstyle.fallback_style("toy_baseline").color.lower()
+            _check_readable(fig, "bounds_vs_n_all with a new baseline")
+        finally:
+            plt.close(fig)
+    finally:
+        unregister_bound("toy_baseline")
+    # the API reference's generated page picks up a new module file
+    sys.path.insert(0, str(ROOT / "docs" / "api"))
+    import _bounds_page
+
+    fake = tmp_path / "bounds"
+    (fake / "clones").mkdir(parents=True)
+    for name in ("__init__.py", "base.py", "toy_baseline.py", "_private.py"):
+        (fake / name).write_text("")
+    (fake / "clones" / "__init__.py").write_text("")
+    monkeypatch.setattr(_bounds_page, "BOUNDS", fake)
+    assert _bounds_page.modules() == ["shuffledp.bounds.toy_baseline"]
+    assert ".. automodule:: shuffledp.bounds.toy_baseline" in _bounds_page.render()
+
+
+def test_the_report_css_targets_snakemakes_content_pane():
+    """workflow.rst starts Snakemake's content pane at the top (its flex container centres a
+    page taller than the window out of reach): the selector must name the classes of the
+    installed Snakemake's pane (.ci/report_browser_check.py checks the effect in Chromium)."""
+    import snakemake
+
+    js = (Path(snakemake.__file__).parent / "report" / "html_reporter" / "template" /
+          "components" / "content.js").read_text()
+    pane = re.search(r'className: "(grow flex items-center[^"]*)"', js)
+    assert pane, "Snakemake's content pane changed: rerun .ci/report-check"
+    css = (ROOT / "workflow" / "report" / "workflow.rst").read_text()
+    rule = re.search(r"^\s*(\.[\w.-]+)\s*\{\s*align-items:\s*flex-start", css, flags=re.M)
+    assert rule, "workflow.rst lost the rule that starts the content pane at the top"
+    assert set(rule.group(1).strip(".").split(".")) <= set(pane.group(1).split())

@@ -110,6 +110,49 @@ def test_paper_and_ci_plan_nothing_in_the_quick_folder(run):
     assert not set(_planned_paths(run)) & set(_planned_paths("quick"))
 
 
+# --- overrides never clobber (issue 32): an override without run= gets its own folder -------
+
+DOCS_OVERRIDES = re.findall(r"^snakemake --cores all (\w+) --config (.*)$",
+                            (ROOT / "docs" / "workflow.md").read_text(), flags=re.M)
+
+
+def test_the_documented_overrides_are_found():
+    assert len(DOCS_OVERRIDES) >= 2
+
+
+@pytest.mark.parametrize("target, override", DOCS_OVERRIDES)
+def test_each_documented_override_plans_nothing_in_the_quick_folder(target, override):
+    args = shlex.split(override)
+    r = _snakemake("-n", "--forceall", "--cores", "1", target, "--config", *args)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    paths = [p for job in _parse_jobs(r.stdout) for f in PATH_FIELDS for p in job.get(f, [])]
+    assert paths
+    assert not [p for p in paths if p.startswith("results/quick/")], paths[:5]
+    named = [a.split("=", 1)[1] for a in args if a.startswith("run=")]
+    folder = f"results/{named[0]}/" if named else None
+    if folder is None:  # derived from the override, and said so in one line
+        note = re.search(r"note: --config override without run=: its results go to "
+                         r"(results/quick-[A-Za-z0-9_-]+/)", r.stderr)
+        assert note, r.stderr[-2000:]
+        folder = note.group(1)
+    assert all(p.startswith(folder) for p in paths), [p for p in paths if
+                                                      not p.startswith(folder)][:5]
+
+
+def test_an_override_without_run_lands_in_the_same_folder_every_time():
+    from wfconfig import override_run
+
+    a = override_run("quick", {"bounds_vs_n": {"n": [1000, 100000], "eps0": [1.0]}})
+    b = override_run("quick", {"bounds_vs_n": {"eps0": [1.0], "n": [1000, 100000]}})
+    c = override_run("quick", {"bounds_vs_n": {"eps0": [2.0], "n": [1000, 100000]}})
+    assert a == b != c
+    assert re.fullmatch(r"quick-bounds_vs_n-[0-9a-f]{8}", a)
+    assert override_run("quick", {}) is None
+    assert override_run("quick", {"seed": 1, "run": "quick"}) is None  # on purpose
+    long = override_run("x" * 60, {"k" * 80: 1, "seed": 2})
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", long)
+
+
 @pytest.mark.parametrize("run", sorted(CONFIG_FILES))
 def test_figures_depend_on_the_configuration_that_produced_them(run):
     jobs, _ = _plan(run)
@@ -187,19 +230,20 @@ def test_an_override_rewrites_the_effective_configuration(workdir):
                        "gdp_validity": default["gdp_validity"]}
     assert _written_files(workdir) == [SNAPSHOT, "results/quick/logs/dump_config/gdp_validity.log"]
     # same configuration (keys reordered by an override): nothing to do
+    # (run=quick: an override that overwrites the quick folder on purpose)
     same = "gdp_validity={delta: 1e-06, n: [100, 1000, 10000, 100000]}"
-    r = _snakemake("-n", "--cores", "1", SNAPSHOT, "--config", same, cwd=workdir)
+    r = _snakemake("-n", "--cores", "1", SNAPSHOT, "--config", same, "run=quick", cwd=workdir)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr, r.stdout[-3000:]
     # a changed value: the params trigger rewrites the file with the new value
     r = _snakemake("--cores", "1", SNAPSHOT, "--config", "gdp_validity={delta: 1e-05}",
-                   cwd=workdir)
+                   "run=quick", cwd=workdir)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert yaml.safe_load((workdir / SNAPSHOT).read_text())["gdp_validity"]["delta"] == 1e-5
 
 
 def test_the_report_refuses_a_configuration_that_did_not_produce_the_figures(workdir):
     r = _snakemake("--report", "r.html", "--config", "gdp_validity={delta: 1e-05}",
-                   cwd=workdir)
+                   "run=quick", cwd=workdir)
     text = r.stdout + r.stderr
     assert r.returncode != 0
     assert f"{SNAPSHOT} was written by another configuration" in text, text[-3000:]
@@ -242,3 +286,14 @@ def test_ci_writes_only_into_the_test_folder():
     removed = re.findall(r"^\s*rm -rf (\S+)", text, flags=re.M)
     assert removed == ['"$TEST_RESULTS"'], removed
     assert "quick_state" in text and "untouched" in text
+
+
+def test_the_fast_target_runs_only_the_identical_budget_bound_experiments():
+    jobs, _ = _plan("quick", "bounds")
+    rules = {job["rule"] for job in jobs}
+    assert {"compute_bounds_vs_n", "compute_gdp_validity", "plot_bounds_vs_n",
+            "plot_gdp_validity"} <= rules
+    heavy = {r for r in rules if r.startswith(("train_", "simulate_", "compute_personalized",
+                                               "time_bounds"))}
+    assert not heavy, heavy
+    assert set(wfmanifest.BOUND_EXPERIMENTS) == {"bounds_vs_n", "gdp_validity"}

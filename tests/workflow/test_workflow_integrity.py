@@ -495,3 +495,85 @@ def test_delta_outside_zero_one_fails(tmp_path):
     text = ALL_VALID["bounds_vs_n"]
     path = _write(tmp_path, _set_cell(text, "delta", "1.5"))
     _fails(path, "bounds_vs_n", "column 'delta'", "outside the column's range [0, 1]")
+
+
+# --- the rows each piece must hold (issue 30): its grid from the configuration --------------
+
+_METHODS = ["gdp", "clones", "efmrtt19"]
+
+
+def _bounds_piece(tmp_path):
+    import compute_bounds_vs_n
+
+    out = tmp_path / "eps0_4.csv"
+    compute_bounds_vs_n.main(inputs={}, outputs={"table": str(out)},
+                             params={"n": [100, 1000], "eps0": 4.0, "delta": 1e-6,
+                                     "methods": _METHODS})
+    grid = {"blocks": [{"n": [100, 1000.0], "eps0": [4.0], "method": _METHODS}],
+            "open": ["method"]}
+    return out, grid
+
+
+def test_a_piece_holding_its_grid_passes(tmp_path):
+    out, grid = _bounds_piece(tmp_path)
+    df = tables.concat([out], "bounds_vs_n", expect={str(out): grid})
+    assert set(df["method"]) == set(_METHODS)
+    # rows of methods beyond the grid's are allowed in an open column (a job's reference
+    # lower bound), refused otherwise
+    fewer = {"blocks": [{**grid["blocks"][0], "method": ["gdp"]}], "open": ["method"]}
+    assert len(read_table(out, "bounds_vs_n.piece", expect=fewer)) == 6
+    with pytest.raises(TableError, match="method='clones'.* is outside the grid"):
+        read_table(out, "bounds_vs_n.piece", expect={**fewer, "open": []})
+
+
+@pytest.mark.parametrize("method", _METHODS)
+def test_a_deleted_row_fails_naming_the_missing_combination(tmp_path, method):
+    out, grid = _bounds_piece(tmp_path)
+    lines = out.read_text().splitlines(keepends=True)
+    victim = next(i for i, ln in enumerate(lines) if ln.startswith("1000,") and f",{method}," in ln)
+    out.write_text("".join(lines[:victim] + lines[victim + 1:]))
+    with pytest.raises(TableError, match=rf"no row for n=1000, eps0=4.0, method='{method}'.*"
+                                         "to regenerate it"):
+        tables.concat([out], "bounds_vs_n", expect={str(out): grid})
+
+
+def test_a_row_outside_the_grid_fails_naming_its_line(tmp_path):
+    out, grid = _bounds_piece(tmp_path)
+    lines = out.read_text().splitlines(keepends=True)
+    stale = lines[1].replace("100,", "5000,", 1)
+    out.write_text("".join([*lines, stale]))
+    with pytest.raises(TableError, match=rf"line {len(lines) + 1} \(n=5000, eps0=4.0\) is "
+                                         "outside the grid"):
+        tables.concat([out], "bounds_vs_n", expect={str(out): grid})
+
+
+def test_a_grid_must_cover_every_piece_and_name_declared_columns(tmp_path):
+    out, grid = _bounds_piece(tmp_path)
+    with pytest.raises(ValueError, match="expect has no grid for"):
+        tables.concat([out], "bounds_vs_n", expect={"other.csv": grid})
+    with pytest.raises(ValueError, match="'nope', not a column"):
+        read_table(out, "bounds_vs_n.piece", expect={"nope": [1]})
+    with pytest.raises(TypeError, match="expect must be a mapping"):
+        read_table(out, "bounds_vs_n.piece", expect=[1])
+
+
+def test_several_blocks_each_need_every_combination(tmp_path):
+    # the estimation pieces: a sweep over n at one eps and a sweep over eps at one n
+    out, _ = _bounds_piece(tmp_path)
+    two = {"blocks": [{"n": [100], "eps0": [4.0]}, {"n": [1000], "eps0": [4.0, 8.0]}],
+           "open": ["method"]}
+    with pytest.raises(TableError, match="no row for n=1000, eps0=8.0"):
+        read_table(out, "bounds_vs_n.piece", expect=two)
+
+
+def test_every_collect_rule_checks_its_pieces_against_the_grid():
+    rules = ROOT / "workflow" / "rules"
+    found = 0
+    for smk in sorted(rules.glob("*.smk")):
+        for block in re.split(r"\nrule ", smk.read_text()):
+            if '"../scripts/concat_tables.py"' not in block:
+                continue
+            found += 1
+            kind = re.search(r'kind="([a-z_]+)"', block).group(1)
+            assert f'expect=piece_grids("{kind}")' in block, (smk.name, kind)
+    assert found == 7

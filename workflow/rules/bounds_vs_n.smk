@@ -47,6 +47,7 @@ rule collect_bounds_vs_n:
         runtime=5,
     params:
         kind="bounds_vs_n",
+        expect=piece_grids("bounds_vs_n"),
     script:
         "../scripts/concat_tables.py"
 

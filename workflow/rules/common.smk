@@ -7,6 +7,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 import shuffledp
+from shuffledp.experiments.grids import GDP_VALIDITY_METHODS
 
 # workflow/scripts holds the config checks (wfconfig) and the manifest (wfmanifest)
 sys.path.insert(0, os.path.join(workflow.basedir, "workflow", "scripts"))
@@ -14,6 +15,7 @@ import wfmanifest
 from wfconfig import fmt_num as wfconfig_fmt_num
 from wfconfig import (
     ConfigError,
+    override_run,
     format_config_problems,
     load_schema,
     report_problems,
@@ -53,6 +55,20 @@ def profile_specs(names):
 # Every output, log and benchmark of a configuration lies under results/<run>/ (config key
 # `run`: quick, paper, test, ...), so the quick default, the paper profile and CI never
 # overwrite each other's results.
+# A --config override that does not set `run` gets its own folder (wfconfig.override_run:
+# results/<run>-<keys>-<hash>/), so it never overwrites the configuration's own results;
+# `--config ... run=quick` overwrites on purpose.
+_override_run = override_run(
+    config["run"], dict(getattr(workflow.config_settings, "config", None) or {})
+)
+if _override_run is not None:
+    print(
+        f"note: --config override without run=: its results go to results/{_override_run}/ "
+        f"(add run=NAME to name the folder, run={config['run']} to overwrite "
+        f"results/{config['run']}/)",
+        file=sys.stderr,
+    )
+    config["run"] = _override_run
 RUN = config["run"]
 RESULTS = f"results/{RUN}"
 # Runs whose figures `snakemake gallery` refuses to publish into docs/figures (CI's tiny grids).
@@ -126,6 +142,78 @@ if _report_requested():
     _problems = report_problems(config, run=RUN, results=RESULTS)
     if _problems:
         raise ConfigError("\n".join(_problems))
+
+
+# --- the rows each per-job table must hold (params expect of the collect_* rules) -------------
+def _grid(blocks, open_cols=("method",)):
+    return {"blocks": blocks, "open": list(open_cols)}
+
+
+def _estimation_grids(section, method_dir):
+    sec = config[section]
+    profiles = (["identical"] if sec["identical"] else []) + list(sec["profiles"])
+    blocks = [
+        {"sweep": ["n"], "mechanism": sec["mechanisms"], "profile": profiles, "n": sec["n"],
+         "target_eps": [sec["fixed_eps"]]},
+        {"sweep": ["eps"], "mechanism": sec["mechanisms"], "profile": profiles,
+         "n": [sec["fixed_n"]], "target_eps": sec["target_eps"]},
+    ]
+    # the central reference runs no local randomizer: its rows name it as the mechanism
+    return {
+        results_path(f"{method_dir}/{m}.csv"): _grid(
+            [{**b, "method": [m]} | ({"mechanism": [m]} if m == "central_laplace" else {})
+             for b in blocks], open_cols=())
+        for m in simulation_methods(section)
+    }
+
+
+def piece_grids(experiment):
+    """Piece path -> the rows it must hold (its grid, from the configuration): every
+    combination of each block has a row, and no row lies outside them (``method`` is open
+    where a job adds its reference lower bound).  The collect rules check every piece against
+    it, so a deleted row or a piece left from another configuration fails the collect rule."""
+    methods = bound_methods()
+    if experiment == "bounds_vs_n":
+        sec = config[experiment]
+        return {
+            results_path(f"bounds/bounds_vs_n/eps0_{fmt_num(e)}.csv"): _grid(
+                [{"n": sec["n"], "eps0": [e], "method": methods}])
+            for e in sec["eps0"]
+        }
+    if experiment == "gdp_validity":
+        sec = config[experiment]
+        return {
+            results_path(f"gdp_validity/n_{n}.csv"): _grid(
+                [{"n": [n], "eps0": sec["eps0"],
+                  "method": list(GDP_VALIDITY_METHODS)}])
+            for n in sec["n"]
+        }
+    if experiment == "personalized":
+        sec = config[experiment]
+        return {
+            results_path(f"personalized/{p}.csv"): _grid(
+                [{"profile": [p], "n": sec["n"], "delta0": sec["delta0"], "method": methods}])
+            for p in sec["profiles"]
+        }
+    if experiment == "personalized_validity":
+        sec = config[experiment]
+        return {
+            results_path(f"personalized_validity/{tag}.csv"): _grid(
+                [{"profile": sec["profiles"], "randomizer": [spec], "n": sec["n"],
+                  "method": methods}])
+            for tag, spec in validity_tags().items()
+        }
+    if experiment == "mean_estimation":
+        return _estimation_grids(experiment, "mean_estimation/runs")
+    if experiment == "frequency_estimation":
+        return _estimation_grids(experiment, "frequency_estimation/runs")
+    if experiment == "sgd":
+        sec = config["sgd"]
+        return {
+            path: _grid([{"target_eps": sec["target_eps"]}], open_cols=())
+            for path in SGD_RUNS if "/nonprivate/" not in path
+        } | {path: _grid([], open_cols=()) for path in SGD_RUNS if "/nonprivate/" in path}
+    raise ValueError(f"no piece grid for experiment {experiment!r}")
 
 
 # --- input functions shared by the estimation experiments (mean_estimation.smk,

@@ -52,6 +52,7 @@ rule collect_frequency_estimation:
         runtime=5,
     params:
         kind="frequency_estimation",
+        expect=piece_grids("frequency_estimation"),
     script:
         "../scripts/concat_tables.py"
 

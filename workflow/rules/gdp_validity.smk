@@ -45,6 +45,7 @@ rule collect_gdp_validity:
         runtime=5,
     params:
         kind="gdp_validity",
+        expect=piece_grids("gdp_validity"),
     script:
         "../scripts/concat_tables.py"
 

@@ -52,6 +52,7 @@ rule collect_mean_estimation:
         runtime=5,
     params:
         kind="mean_estimation",
+        expect=piece_grids("mean_estimation"),
     script:
         "../scripts/concat_tables.py"
 

@@ -50,6 +50,7 @@ rule collect_personalized:
         runtime=5,
     params:
         kind="personalized",
+        expect=piece_grids("personalized"),
     script:
         "../scripts/concat_tables.py"
 

@@ -53,6 +53,7 @@ rule collect_personalized_validity:
         runtime=5,
     params:
         kind="personalized_validity",
+        expect=piece_grids("personalized_validity"),
     script:
         "../scripts/concat_tables.py"
 

@@ -116,6 +116,7 @@ rule collect_sgd:
         runtime=5,
     params:
         kind="sgd",
+        expect=piece_grids("sgd"),
     script:
         "../scripts/concat_tables.py"
 

@@ -109,3 +109,11 @@ rule gallery:
         runtime=2,
     shell:
         "mkdir -p docs/figures && for f in {input}; do cp $f docs/figures/; done 2> {log}"
+
+
+# The fast target `snakemake --cores all bounds`: the identical-budget bound experiments
+# (wfmanifest.BOUND_EXPERIMENTS: figures 1 and 2), no simulation or training.
+rule bounds:
+    input:
+        [p for name in wfmanifest.BOUND_EXPERIMENTS for p in experiment_outputs(name)],
+    localrule: True

@@ -38,6 +38,7 @@ __all__ = [
     "method_style",
     "apply_style",
     "coincident_groups",
+    "panel_groups",
     "shade_below_lower",
     "LOWER_REGION_LABEL",
     "finish",
@@ -214,6 +215,43 @@ def coincident_groups(curves: dict, *, rtol: float = 1e-3) -> list[list[str]]:
         else:
             groups.append([method])
     return groups
+
+
+def panel_groups(panels, *, labels, rtol: float = 1e-3):
+    """Curves that coincide within some panels: which to draw and how to name them.
+
+    ``panels``: ``[(where, {name: pandas.Series}), ...]`` (one entry per panel, ``where`` its
+    short description); ``labels``: name -> its own legend label.  In each panel the curves
+    equal to ``rtol`` at every point (:func:`coincident_groups`) are drawn once, as the first
+    of them; that curve's label then names the others and where it stands for them, and is the
+    same in every panel (one legend entry per line style).  Returns ``(draw, label)``: ``draw``
+    maps ``where`` to the names to draw there, ``label`` maps every name drawn to its label.
+    """
+    draw: dict = {}
+    partners: dict = {}
+    for where, curves in panels:
+        reps = []
+        for group in coincident_groups(curves, rtol=rtol):
+            reps.append(group[0])
+            for other in group[1:]:
+                wheres = partners.setdefault(group[0], {}).setdefault(other, [])
+                if where not in wheres:
+                    wheres.append(where)
+        draw[where] = reps
+    label = {}
+    for reps in draw.values():
+        for name in reps:
+            if name in label:
+                continue
+            others = partners.get(name, {})
+            if not others:
+                label[name] = labels[name]
+                continue
+            all_panels = list(dict.fromkeys(w for w, _ in panels))
+            parts = [labels[o] if ws == all_panels else f"{labels[o]} on {', '.join(ws)}"
+                     for o, ws in others.items()]
+            label[name] = f"{labels[name]} = {'; = '.join(parts)}"
+    return draw, label
 
 
 LOWER_REGION_LABEL = "below an exact lower bound: no bound covering that randomizer can be here"

@@ -28,8 +28,10 @@ from figstyle import (
     apply_style,
     collect_legend,
     finish,
+    method_label,
     method_style,
     note_missing,
+    panel_groups,
 )
 from wfutils import get_logger, read_table, run_main, save_figure
 
@@ -142,13 +144,26 @@ def draw_budgets(df):
     private = private[private["model"] == model]
     fig, axes = _grid(randomizers, len(profiles), 1.7)
     targets = sorted(_private(df)["target_eps"].dropna().unique())
+    # methods calibrated to the same per-round budgets in a panel are drawn once there, and
+    # the line's label names them (panel_groups: no line hidden under another)
+    kinds = dict(zip(private["method"], private["kind"], strict=False))
+    panels = []
+    for rand in randomizers:
+        for prof in profiles:
+            cell = private[(private["randomizer"] == rand) & (private["profile"] == prof)]
+            panels.append((f"{rand}/{prof}", {
+                m: cell[cell["method"] == m].groupby("target_eps")[
+                    ["local_eps_max", "local_eps_mean"]].mean().stack().sort_index()
+                for m in _in_order(cell["method"])}))
+    draw_in, label = panel_groups(panels, labels={m: method_label(m, kinds[m]) for m in kinds},
+                                  rtol=1e-6)
     for i, rand in enumerate(randomizers):
         for j, prof in enumerate(profiles):
             ax = axes[i][j]
             cell = private[(private["randomizer"] == rand) & (private["profile"] == prof)]
-            for method in _in_order(cell["method"]):
+            for method in draw_in[f"{rand}/{prof}"]:
                 mrows = cell[cell["method"] == method]
-                st = method_style(method, mrows["kind"].iloc[0])
+                st = {**method_style(method, mrows["kind"].iloc[0]), "label": label[method]}
                 stats = (mrows.groupby("target_eps")
                          .agg(top=("local_eps_max", "mean"), mean=("local_eps_mean", "mean"))
                          .reset_index().sort_values("target_eps"))

@@ -38,9 +38,10 @@ from figstyle import (
     coincident_groups,
     collect_legend,
     finish,
-    group_label,
+    method_label,
     method_style,
     short_reason,
+    style_of,
 )
 from wfutils import get_logger, read_table, run_main, save_figure
 
@@ -107,10 +108,35 @@ def _groups(rows, xcol):
     return coincident_groups(curves, rtol=1e-4)
 
 
-def _ratio_panel(ax, rows, xcol, where=""):
+def joined_labels(panels):
+    """Legend label of each bound drawn for others too: ``panels`` is a list of
+    ``(rows, xcol, where)``; a bound whose calibrated budgets equal others' in some panels gets
+    one label, the same in every panel (so the legend has one entry per line style), naming
+    the bounds it stands for and where."""
+    partners: dict = {}
+    kinds: dict = {}
+    for rows, xcol, where in panels:
+        kinds.update(zip(rows["method"], rows["kind"], strict=False))
+        for group in _groups(rows, xcol):
+            if BASE in group:
+                continue
+            for other in group[1:]:
+                wheres = partners.setdefault(group[0], {}).setdefault(other, [])
+                if where not in wheres:
+                    wheres.append(where)
+    labels = {}
+    for rep, others in partners.items():
+        parts = [f"{style_of(o).label} on {', '.join(ws)}" for o, ws in others.items()]
+        labels[rep] = (f"{method_label(rep, kinds[rep])}; drawn for {'; '.join(parts)} "
+                       "(calibrated budgets within 0.01%)")
+    return labels
+
+
+def _ratio_panel(ax, rows, xcol, labels=None):
     """One ratio panel: per bound the closed-form ratio (line) and the measured ratio with its
     95% interval (marker and bar, dodged along x); hollow markers where not covered.  Bounds
-    calibrated to the same local budgets are drawn once, named together for ``where``."""
+    calibrated to the same local budgets are drawn once, labelled by ``labels`` (from
+    :func:`joined_labels`, the same in every panel)."""
     import numpy as np
 
     ax.set_xscale("log")
@@ -118,13 +144,12 @@ def _ratio_panel(ax, rows, xcol, where=""):
     base = method_style(BASE, "approximate")
     ax.axhline(1.0, color=base["color"], lw=1.0, ls="--", zorder=3, label=base["label"])
     groups = [g for g in _groups(rows, xcol) if BASE not in g]
-    kinds = dict(zip(rows["method"], rows["kind"], strict=False))
     for j, group in enumerate(groups):
         method = group[0]
         g = rows[rows["method"] == method].sort_values(xcol)
         st = method_style(method, g["kind"].iloc[0])
-        if len(group) > 1:
-            st["label"] = f"{group_label(group, kinds)} ({where}: budgets within 0.01%)"
+        if labels and method in labels:
+            st["label"] = labels[method]
         ax.plot(g[xcol], g["ratio_theory"], **{**st, "marker": "None"})
         dodge = 2.0 ** (0.06 * (j - (len(groups) - 1) / 2))
         x = g[xcol].to_numpy(float) * dodge
@@ -141,8 +166,9 @@ def _ratio_panel(ax, rows, xcol, where=""):
     _log2_axis(ax)
 
 
-def _absolute_panel(ax, df, mech, prof, ylabel):
-    """Absolute MSE vs n at the fixed target eps, every bound and the references."""
+def _absolute_panel(ax, df, mech, prof, ylabel, labels=None):
+    """Absolute MSE vs n at the fixed target eps, every bound and the references; bounds
+    calibrated to the same local budgets are drawn once (as in the ratio panels, ``labels``)."""
     sel = df[(df["status"] == "ok") & (df["sweep"] == "n")
              & (((df["mechanism"] == mech) & (df["profile"] == prof))
                 | (df["method"] == "central_laplace"))]
@@ -153,9 +179,15 @@ def _absolute_panel(ax, df, mech, prof, ylabel):
     sel = pd.concat([sel[sel["method"] != "central_laplace"], cl])
     ax.set_xscale("log")
     ax.set_yscale("log")
+    bounds = sel[sel["eps0"].notna()]
+    hidden = {m for g in _groups(bounds, "n") for m in g[1:]} if len(bounds) else set()
     for method, g in sel.groupby("method", sort=False):
+        if method in hidden:  # its runs are another bound's (same local budgets)
+            continue
         g = g.sort_values("n")
         st = method_style(method, g["kind"].iloc[0])
+        if labels and method in labels:
+            st["label"] = labels[method]
         ax.plot(g["n"], g["mse"], **{**st, "markersize": 2.5})
     _x_ticks(ax, sel["n"])
     ax.set_ylabel(ylabel)
@@ -204,16 +236,27 @@ def draw_main(df, *, mechanism=None, title="", ylabel="MSE"):
     profiles = list(dict.fromkeys(df[df["mechanism"] == mech]["profile"]))[:3]
     fig, axes = plt.subplots(len(profiles), 3, squeeze=False,
                              figsize=(TEXT_WIDTH, 1.85 * len(profiles) + 0.2))
+    def sel(prof, sweep):
+        return r[(r["mechanism"] == mech) & (r["profile"] == prof) & (r["sweep"] == sweep)]
+
+    def absolute(prof):  # the rows of the absolute panel (sweep over n, every bound)
+        a = df[(df["status"] == "ok") & (df["sweep"] == "n") & (df["mechanism"] == mech)
+               & (df["profile"] == prof) & df["eps0"].notna()]
+        return a
+
+    labels = joined_labels([(sel(prof, sweep), xcol, prof) for prof in profiles
+                            for sweep, xcol, _ in SWEEPS]
+                           + [(absolute(prof), "n", prof) for prof in profiles])
     for i, prof in enumerate(profiles):
         for k, (sweep, xcol, xlabel) in enumerate(SWEEPS):
             ax = axes[i][k]
-            rows = r[(r["mechanism"] == mech) & (r["profile"] == prof) & (r["sweep"] == sweep)]
-            _ratio_panel(ax, rows, xcol, where=prof)
+            rows = sel(prof, sweep)
+            _ratio_panel(ax, rows, xcol, labels)
             ax.set_title(f"{prof}, {_fixed(rows, sweep)}")
             ax.set_xlabel(xlabel)
             if k == 0:
                 ax.set_ylabel(f"{ylabel.split()[0]} ratio to gdp")
-        _absolute_panel(axes[i][2], df, mech, prof, ylabel)
+        _absolute_panel(axes[i][2], df, mech, prof, ylabel, labels)
         axes[i][2].set_title(f"{prof}: absolute {ylabel}")
     handles, labels = collect_legend(fig)
     mh, ml = _marker_legend()
@@ -238,18 +281,23 @@ def draw_all(df, *, title="", ylabel="MSE"):
     ncols = 2 * max(len(ps) for _, ps in rows_of)
     fig, axes = plt.subplots(len(rows_of), ncols, squeeze=False,
                              figsize=(TEXT_WIDTH, 1.55 * len(rows_of) + 0.3))
+    def sel(mech, prof, sweep):
+        return r[(r["mechanism"] == mech) & (r["profile"] == prof) & (r["sweep"] == sweep)]
+
+    labels = joined_labels([(sel(mech, prof, sweep), xcol, f"{mech}/{prof}")
+                            for mech, profs in rows_of for prof in profs
+                            for sweep, xcol, _ in SWEEPS])
     for i, (mech, profs) in enumerate(rows_of):
         for j, prof in enumerate(profs):
             for k, (sweep, xcol, xlabel) in enumerate(SWEEPS):
                 ax = axes[i][2 * j + k]
-                rows = r[(r["mechanism"] == mech) & (r["profile"] == prof)
-                         & (r["sweep"] == sweep)]
+                rows = sel(mech, prof, sweep)
                 if rows.empty:
                     ax.text(0.5, 0.5, "no run", ha="center", va="center",
                             transform=ax.transAxes)
                     ax.set_axis_off()
                     continue
-                _ratio_panel(ax, rows, xcol, where=f"{mech}, {prof}")
+                _ratio_panel(ax, rows, xcol, labels)
                 if i == 0 or len(profiles) > 2:
                     ax.set_title(f"{prof}, {_fixed(rows, sweep)}")
                 if i == len(rows_of) - 1:

@@ -276,13 +276,16 @@ def _records(path, fail):
     return header, rows
 
 
-def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True):
+def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True,
+               expect: Mapping | None = None):
     """Read and validate a workflow table of ``kind``; a pandas DataFrame with typed columns.
 
     Columns come in the declared order: numbers as float (NaN = empty), integers as int64
     ("Int64" with <NA> when nullable), booleans as bool ("boolean" with <NA> when nullable),
     text as str (NaN = empty).  ``fill_optional``: add the declared optional columns the file
-    does not have (empty).  Raises :class:`TableError` (see the module docstring) on any mismatch.
+    does not have (empty).  ``expect``: the rows the table must hold (its grid; see
+    :func:`check_expect`): a missing combination or a row outside the grid is an error.
+    Raises :class:`TableError` (see the module docstring) on any mismatch.
     """
     import numpy as np
     import pandas as pd
@@ -360,6 +363,10 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
                 fail(f"line {line} repeats the row of line {seen[key]} (the same "
                      f"{', '.join(sch.keys)}: {_short(key)})")
             seen[key] = line
+    if expect is not None:
+        problem = _grid_problem(sch, rows, values, check_expect(expect, sch))
+        if problem:
+            fail(problem)
     for name in sch.constant:
         vals = values[name]
         for (line, _), v in zip(rows, vals, strict=True):
@@ -379,6 +386,80 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
     return pd.DataFrame(data, index=pd.RangeIndex(len(rows)))
 
 
+def _grid_value(col: Column, v: object):
+    """A grid value in the type its column parses to (1000.0 -> 1000 for an integer column)."""
+    if v is None:
+        return None
+    if col.type == NUMBER:
+        return float(v)
+    if col.type == INTEGER:
+        if isinstance(v, float) and not v.is_integer():
+            raise ValueError(f"grid value {v!r} of integer column {col.name!r}")
+        return int(v)
+    if col.type == BOOLEAN:
+        return bool(v)
+    return str(v)
+
+
+def check_expect(expect: object, sch: TableSchema) -> dict:
+    """Normalise the rows a table must hold.
+
+    ``expect`` is ``{"blocks": [block, ...], "open": [column, ...]}``: each block maps columns
+    to lists of values, and the table must hold at least one row for every combination of
+    each block (their Cartesian product); every row must also fall inside some block, except
+    in the ``open`` columns (e.g. ``method``, where a job adds its reference lower bound).
+    A bare mapping is one block with no open column.  Columns must be declared.
+    """
+    if isinstance(expect, Mapping) and "blocks" in expect:
+        blocks, open_cols = expect["blocks"], list(expect.get("open", ()))
+    elif isinstance(expect, Mapping):
+        blocks, open_cols = [expect], []
+    else:
+        raise TypeError(f"expect must be a mapping, not {type(expect).__name__}")
+    out = []
+    for block in blocks:
+        norm = {}
+        for name, vals in block.items():
+            if name not in sch.names:
+                raise ValueError(f"expect names column {name!r}, not a column of {sch.kind!r}")
+            col = sch.column(name)
+            norm[name] = [_grid_value(col, v) for v in vals]
+        out.append(norm)
+    return {"blocks": out, "open": open_cols}
+
+
+def _grid_problem(sch: TableSchema, rows: list, values: dict, expect: dict) -> str | None:
+    """The first row outside the grid, or the first combination of it with no row (one line)."""
+    import itertools
+
+    blocks, open_cols = expect["blocks"], set(expect["open"])
+    for block in blocks:
+        absent = [c for c in block if c not in values]
+        if absent:
+            return f"column(s) {_names(absent)} missing, but the grid of this table needs them"
+
+    def fmt(combo):
+        return ", ".join(f"{k}={v!r}" for k, v in combo)
+
+    def inside(r, block):
+        return all(values[c][r] in vals for c, vals in block.items() if c not in open_cols)
+
+    for r, (line, _) in enumerate(rows):
+        if blocks and not any(inside(r, b) for b in blocks):
+            cols = list(dict.fromkeys(c for b in blocks for c in b if c not in open_cols))
+            got = fmt((c, values[c][r]) for c in cols)
+            return (f"line {line} ({got}) is outside the grid this table was asked for "
+                    "(left from an earlier configuration, or edited)")
+    for block in blocks:
+        names = list(block)
+        have = {tuple(values[c][r] for c in names) for r in range(len(rows))}
+        for combo in itertools.product(*(block[c] for c in names)):
+            if combo not in have:
+                return (f"no row for {fmt(zip(names, combo, strict=True))}, which its grid "
+                        "asks for (a row was deleted or the job did not finish)")
+    return None
+
+
 def _column(pd, np, col: Column, vals: list):
     """Typed column from parsed values (None = empty)."""
     if col.type == NUMBER:
@@ -390,9 +471,12 @@ def _column(pd, np, col: Column, vals: list):
     return pd.Series(vals)  # text: str dtype (pandas >= 3) or object, NaN/None when empty
 
 
-def concat(paths: Iterable[str | os.PathLike], kind: str):
+def concat(paths: Iterable[str | os.PathLike], kind: str, expect: Mapping | None = None):
     """Read every piece of ``kind`` (as :func:`piece_kind`, so all pieces are validated
     against the same declared columns and types) and concatenate them.
+
+    ``expect``: piece path -> the rows it must hold (``expect`` of :func:`read_table`); every
+    path must have an entry when given.
 
     Pieces may differ only in optional columns (e.g. the nonprivate SGD run has no
     ``local_eps_max``): those are empty on the rows of the pieces without them, and columns no
@@ -405,7 +489,13 @@ def concat(paths: Iterable[str | os.PathLike], kind: str):
     if not paths:
         raise ValueError(f"no {kind!r} tables to concatenate")
     sch = schema(kind)
-    frames = [read_table(p, piece_kind(kind), fill_optional=False) for p in paths]
+    if expect is not None:
+        lacking = [os.fspath(p) for p in paths if os.fspath(p) not in expect]
+        if lacking:
+            raise ValueError(f"expect has no grid for {_names(lacking)}")
+    frames = [read_table(p, piece_kind(kind), fill_optional=False,
+                         expect=None if expect is None else expect[os.fspath(p)])
+              for p in paths]
     present = [n for n in sch.names if any(n in f.columns for f in frames)]
     filled = []
     for f in frames:

@@ -37,6 +37,7 @@ from shuffledp.experiments.profiles import profile_from_spec
 from shuffledp.families import get_family
 
 __all__ = [
+    "override_run",
     "MAX_CONFIG_PROBLEMS",
     "ConfigError",
     "load_schema",
@@ -92,6 +93,36 @@ def prepare_config(config: dict) -> None:
     config.update(coerce_numbers(dict(config)))
     if type(config.get("run")) is int:
         config["run"] = str(config["run"])
+
+
+#: Longest run name config/schema.yaml accepts (its pattern ``^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$``).
+_RUN_MAX = 64
+
+
+def override_run(run: str, overrides: Mapping | None) -> str | None:
+    """The results folder of a ``--config`` override that does not name its own ``run``.
+
+    ``run``: the configuration's run (from the config files); ``overrides``: the ``--config``
+    key/value pairs alone.  None when there is nothing to keep apart (no override, or the
+    override sets ``run`` itself, e.g. ``run=quick`` to overwrite on purpose).  Otherwise
+    ``<run>-<keys>-<hash>``: the overridden top-level keys (sorted, joined by ``-``) and the
+    first 8 hex digits of a SHA-256 of the override's canonical JSON, so the same override
+    always lands in the same folder (its report finds it) and different overrides never share
+    one; cut to the 64 characters a run name may have.
+    """
+    import hashlib
+    import json
+    import re
+
+    if not overrides or "run" in overrides:
+        return None
+    canon = json.dumps(overrides, sort_keys=True, default=repr, separators=(",", ":"))
+    digest = hashlib.sha256(canon.encode()).hexdigest()[:8]
+    keys = re.sub(r"[^A-Za-z0-9_-]+", "_", "-".join(sorted(map(str, overrides))))
+    room = _RUN_MAX - len(run) - len(digest) - 2
+    keys = keys[:room].rstrip("-_") if room > 0 else ""
+    name = f"{run}-{keys}-{digest}" if keys else f"{run}-{digest}"
+    return name[-_RUN_MAX:] if len(name) > _RUN_MAX else name
 
 
 def key_path(path) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = [
+    "BOUND_EXPERIMENTS",
     "Gallery",
     "Experiment",
     "EXPERIMENTS",
@@ -89,6 +90,12 @@ class Experiment:
             raise ValueError(f"experiment {self.name!r}: profiles must be None, 'profiles' "
                              f"or 'profile', got {self.profiles!r}")
 
+
+#: The fast target ``bounds`` (README "Set up": under two minutes on 2 cores at the quick
+#: default): the identical-budget bound experiments, figures 1 and 2 (every bound against the
+#: exact lower bound; where the paper's formula is invalid).  No simulation or training; the
+#: personalized bound experiments are their own targets (several minutes each).
+BOUND_EXPERIMENTS: tuple[str, ...] = ("bounds_vs_n", "gdp_validity")
 
 #: Every experiment, in the order of ``rule all`` (and of the lists derived from it).
 EXPERIMENTS: tuple[Experiment, ...] = (
