@@ -263,3 +263,261 @@ def test_csv_parser_keeps_line_endings_comments_and_rows():
         parse_budgets_csv("eps\n# nothing\n")
     with pytest.raises(ValueError, match="is empty"):
         parse_budgets_csv("\n# only comments\n")
+
+
+# --- the second hostile pass (issue 30): 1,993 cases; each kind it found -------------------
+
+def _families_with_k():
+    from shuffledp.families import family_names, get_family
+
+    out = []
+    for name in family_names():
+        try:
+            get_family(name)
+            out.append(name)
+        except ValueError:  # needs k
+            out.append(f"{name}:4")
+    return out
+
+
+@pytest.mark.parametrize("randomizer", _families_with_k())
+@pytest.mark.parametrize("budgets", [[0.0] * 4, [0.0, 0.0, 1.0, 1.0]])
+def test_a_zero_budget_is_a_stated_regime_for_every_randomizer(randomizer, budgets):
+    """eps_i = 0 (infinite noise for Laplace and piecewise): every bound answers or says why,
+    never a ZeroDivisionError or a 'math domain error'."""
+    from shuffledp.compare import check_claim
+
+    profile = BudgetProfile.from_histogram(budgets, [250] * len(budgets))
+    evals = compare_bounds(profile, delta=1e-6, randomizer=randomizer)
+    assert {e.method for e in evals} == set(list_bounds())
+    for e in evals:
+        assert e.ok or e.reason
+        if e.ok:
+            assert e.result.eps >= 0.0
+    assert check_claim(profile, eps=0.5, delta=1e-6, randomizer=randomizer).verdict in (
+        "proven", "refuted", "undetermined")
+
+
+def test_laplace_and_piecewise_name_the_budget_they_cannot_run():
+    p = BudgetProfile.from_histogram([0.0, 1.0], [500, 500])
+    for randomizer in ("laplace", "piecewise"):
+        with pytest.raises(ParameterRegimeError, match=r"needs every eps_i > 0 .* min eps_i = 0"):
+            get_bound("window_lower").eps(profile=p, delta=1e-6, mechanism=randomizer)
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("krr:1000000000000000000", r"k \(categories\) must be in \[2, 1e\+12\]"),
+    ("oue:10000000000000", r"k \(categories\) must be in"),
+    ("krr:1_0", "digits 0-9"), ("krr:+5", "digits 0-9"), ("krr:١٠", "digits 0-9"),
+])
+def test_randomizer_specs_outside_what_the_formulas_can_hold_are_refused(spec, match):
+    from shuffledp.families import get_family
+
+    with pytest.raises(ValueError, match=match):
+        get_family(spec)
+
+
+def test_a_family_without_masses_of_its_own_gets_the_generic_clones():
+    p = BudgetProfile.identical(n=1000, eps0=1.0, delta0=1e-8)
+    evals = {e.method: e for e in compare_bounds(p, delta=1e-6, randomizer="gaussian_l2")}
+    assert "mechanism" not in evals["clones"].options
+    assert evals["tightest"].ok or evals["tightest"].reason
+
+
+def test_counts_whose_sum_overflows_int64_are_refused_with_the_limit():
+    with pytest.raises(ValueError, match=r"must be <= 1e\+09, got about 9.22e\+18"):
+        BudgetProfile.from_histogram([1.0, 2.0], [2**62, 2**62])
+    with pytest.raises(ValueError, match="must be <= 1e"):
+        BudgetProfile.from_histogram([1.0, 2.0, 3.0, 4.0], [2**62] * 4)  # wraps to 0
+
+
+def test_masked_arrays_and_nested_mus_are_refused():
+    import numpy as np
+
+    from shuffledp.gdp import compose_gdp
+
+    with pytest.raises(TypeError, match="masked array"):
+        BudgetProfile.from_arrays(np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0]))
+    with pytest.raises(ValueError, match="1-D"):
+        compose_gdp([[1.0]])
+
+
+def test_negative_zero_is_stored_and_printed_as_zero():
+    p = BudgetProfile.from_arrays([-0.0, 1.0])
+    assert math.copysign(1.0, p.eps_min) == 1.0
+    q = BudgetProfile.identical(n=10, eps0=-0.0)
+    assert math.copysign(1.0, q.eps_max) == 1.0
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"methods": []}, ValueError, "at least one bound"),
+    ({"methods": ["gdp", "gdp"]}, ValueError, "each bound once"),
+    ({"methods": ["clones"], "options": {"gdp": {}}}, ValueError, "that methods does not"),
+])
+def test_compare_bounds_refuses_empty_repeated_and_unused(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        compare_bounds(P, delta=1e-6, **kwargs)
+
+
+@pytest.mark.parametrize("evals", ["x", None, [1, 2], 5])
+def test_best_answer_wants_evaluations(evals):
+    from shuffledp.compare import best_answer
+
+    with pytest.raises(TypeError, match="evals must"):
+        best_answer(evals)
+
+
+@pytest.mark.parametrize("options", [{"victim_groups": 0}, {"victim_groups": 10**9},
+                                     {"victim_groups": 2.5}])
+def test_tightest_checks_its_options_in_every_door(options):
+    b = get_bound("tightest")
+    for call in (lambda: b.eps(profile=P, delta=1e-6, **options),
+                 lambda: b.covers(randomizer="laplace", profile=P, **options)):
+        assert _outcome(call) in ("ValueError", "TypeError")
+
+
+def test_privacy_profiles_that_are_not_profiles_are_refused():
+    from shuffledp.accounting import profile_pld
+
+    with pytest.raises(TypeError, match="must be a function"):
+        profile_pld(5, 1.0)
+    with pytest.raises(TypeError, match="must be a number"):
+        profile_pld(lambda e: "x", 1.0)
+    for f in (lambda e: math.nan, lambda e: 2.0, lambda e: -1.0):
+        with pytest.raises(ValueError, match=r"must be a delta in \[0, 1\]"):
+            profile_pld(f, 1.0)
+    # a value that rises with eps is allowed (numerical bounds need not be monotone): each is
+    # an upper bound at its eps, and the profile never rises, so the smallest so far holds
+    pld = profile_pld(lambda e: min(0.5 + e, 1.0), 1.0)
+    assert float(pld.get_delta_for_epsilon(0.9)) <= 0.5 + 1e-3
+
+
+@pytest.mark.parametrize("p, q, tail, error, match", [
+    ("ab", "cd", 0.0, TypeError, "p must be"),
+    ([0.5, 0.5], [0.5, 0.6], 0.0, ValueError, "q must be a .sub-.probability"),
+    ([math.nan, 1.0], [0.5, 0.5], 0.0, ValueError, "finite"),
+    ([0.5, 0.5], [0.5, 0.5], -1.0, ValueError, "tail_mass"),
+    ([], [], 0.0, ValueError, "at least one outcome"),
+    ([0.9, 0.9], [0.5, 0.5], 0.0, ValueError, "p must be a .sub-.probability"),
+])
+def test_pairs_that_are_not_distributions_are_refused(p, q, tail, error, match):
+    from shuffledp.accounting import pld_from_pair
+
+    with pytest.raises(error, match=match):
+        pld_from_pair(p, q, tail)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"method": "gdp"}, ValueError, "rigorous upper bound"),
+    ({"method": "foo"}, ValueError, "unknown bound"),
+    ({"points": -1}, ValueError, "points"),
+    ({"options": {"foo": 1}}, ValueError, "unknown option"),
+    ({"generic_masses": "x"}, TypeError, "generic_masses"),
+    ({"method": 3}, TypeError, "method"),
+])
+def test_a_shuffled_round_event_checks_its_arguments_when_built(kwargs, error, match):
+    from shuffledp.accounting import ShuffledRoundDpEvent
+
+    with pytest.raises(error, match=match):
+        ShuffledRoundDpEvent(P, "laplace", **kwargs)
+
+
+def test_the_accountant_refuses_a_nan_target():
+    from shuffledp.accounting import ShuffledRoundDpEvent, ShufflePLDAccountant
+
+    acc = ShufflePLDAccountant()
+    acc.compose(ShuffledRoundDpEvent(BudgetProfile.identical(n=1000, eps0=1.0), "binary_rr",
+                                     method="clones"))
+    with pytest.raises(ValueError, match="target_delta"):
+        acc.get_epsilon(math.nan)
+    with pytest.raises(ValueError, match="target_epsilon"):
+        acc.get_delta(-1.0)
+
+
+def test_sgd_rounds_beyond_what_fits_in_memory_are_refused():
+    import shuffledp.sgd.accounting as sa
+
+    with pytest.raises(ValueError, match="rounds must be <= 10000"):
+        sa.rounds_epsilon(method="clones", profile=BudgetProfile.identical(n=1000, eps0=1.0),
+                          rounds=10**9, delta=1e-5, randomizer="duchi")
+
+
+def test_seeds_beyond_64_bits_are_refused():
+    from shuffledp.experiments.seeding import check_seed
+
+    assert check_seed(2**63 - 1) == 2**63 - 1
+    with pytest.raises(ValueError, match=r"\[0, 2\^63 - 1\]"):
+        check_seed(2**63)
+
+
+def test_clones_rounds_fall_back_to_the_local_guarantee_when_the_pld_gives_up(monkeypatch):
+    """Many rounds: the composed clones PLD's truncated tails pass delta (eps = inf, seen at
+    10^4 rounds); the local-only guarantee holds too and is the answer then."""
+    import shuffledp.sgd.accounting as sa
+
+    class GaveUp:
+        def epsilon(self, delta):
+            return math.inf
+
+        def delta(self, eps):
+            return 1.0
+
+    p = BudgetProfile.identical(n=1000, eps0=1.0)
+    monkeypatch.setattr(sa, "rounds_accounts", lambda **kw: [GaveUp()])
+    kw = dict(profile=p, rounds=5, randomizer="duchi")
+    local_eps = sa.rounds_epsilon(method="local", delta=1e-5, **kw)
+    assert math.isfinite(local_eps)
+    assert sa.rounds_epsilon(method="clones", delta=1e-5, **kw) == local_eps
+    assert sa.rounds_delta(method="clones", eps=local_eps, **kw) == \
+        sa.rounds_delta(method="local", eps=local_eps, **kw) < 1.0
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["bound", "--n", "1000", "--eps0", "1", "--delta", "1e-6", "--method", "gdp,gdp"],
+     "--method names gdp more than once"),
+    (["check", "--n", "1000", "--eps0", "1", "--eps", "1", "--delta", "1e-6", "--randomizer",
+      "laplace", "--method", "gdp,gdp"], "more than once"),
+    (["bound", "--n", "1000", "--eps0", "1", "--delta", "1e-6", "--clone", "standard",
+      "--method", "gdp"], "--clone standard sets the masses of the clones bound"),
+    (["bound", "--n", "1000", "--eps0", "1", "--delta", "1e-6", "--randomizer", "krr:1_0"],
+     "digits 0-9"),
+    (["bound", "--n", "1000", "--eps0", "1", "--delta", "1e-6", "--randomizer",
+      "krr:1000000000000000000"], r"k \(categories\) must be in"),
+])
+def test_cli_refuses_what_it_used_to_take_silently(argv, match, capsys):
+    import re
+
+    from shuffledp.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(match, err), err
+
+
+def test_cli_with_stdout_closed_says_so(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "shuffledp.cli", "list"], stdout=None,
+                       stderr=subprocess.PIPE, text=True, timeout=120,
+                       preexec_fn=lambda: __import__("os").close(1))
+    assert r.returncode == 1
+    assert r.stderr.strip() == "shuffledp: error: standard output is closed; nothing can be " \
+        "written"
+
+
+def test_cli_prints_no_negative_zero(capsys):
+    from shuffledp.cli import main
+
+    assert main(["bound", "--n", "1000", "--eps0", "-0.0", "--delta0", "-0.0", "--delta",
+                 "1e-6", "--method", "gdp"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "eps_i in [0, 0], max delta_i = 0," in first, first
+
+
+def test_cli_gaussian_l2_from_its_own_help_works(capsys):
+    from shuffledp.cli import main
+
+    assert main(["bound", "--n", "1000", "--eps0", "1", "--delta0", "1e-8", "--delta", "1e-6",
+                 "--randomizer", "gaussian_l2"]) == 0
+    assert "answer: gaussian_l2, 1000 users" in capsys.readouterr().out

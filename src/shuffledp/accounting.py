@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 
 from shuffledp.budgets import BudgetProfile
 from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.validation import check_real
+from shuffledp.validation import as_real_array, check_int, check_real
 
 __all__ = ["DISCRETIZATION", "pld_from_pair", "pld_from_pieces", "shuffled_round_pld",
            "profile_pld", "bound_round_pld", "ShuffledRoundDpEvent", "ShufflePLDAccountant",
@@ -134,17 +134,22 @@ def pld_from_pieces(
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     discretization = check_discretization(discretization)
+    tail_mass = check_real(tail_mass, "tail_mass", low=0.0, high=1.0)
     hist: dict[int, float] = {}
-    p_total = 0.0
+    p_total = q_total = 0.0
     only_p_mass = 0.0
+    seen = 0
     for p, q in pieces:
-        p = np.asarray(p, dtype=float)
-        q = np.asarray(q, dtype=float)
+        p, q = as_real_array(p, "p"), as_real_array(q, "q")
         if p.shape != q.shape or p.ndim != 1:
             raise ValueError(f"p and q must be 1-D of equal length, got {p.shape} and "
                              f"{q.shape}")
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
+            raise ValueError("p and q must be finite (probabilities)")
         if np.any(p < 0) or np.any(q < 0):
             raise ValueError("p and q must be non-negative")
+        seen += p.size
+        q_total += float(q.sum())
         live = p > 0
         both = live & (q > 0)
         only_p_mass += float(p[live & (q <= 0)].sum())
@@ -158,6 +163,12 @@ def pld_from_pieces(
         for i in np.flatnonzero(mass > 0):
             key = int(i) + k0
             hist[key] = hist.get(key, 0.0) + float(mass[i])
+    if seen == 0:
+        raise ValueError("p and q must hold at least one outcome")
+    for name, total in (("p", p_total), ("q", q_total)):
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"{name} must be a (sub-)probability vector, got total mass "
+                             f"{total!r} > 1")
     inf_mass = only_p_mass + max(float(tail_mass), 1.0 - p_total)
     inf_mass = min(max(inf_mass, 0.0), 1.0)
     return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
@@ -248,17 +259,26 @@ def profile_pld(delta_of_eps, eps_top: float, *, discretization: float = DISCRET
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
+    if not callable(delta_of_eps):
+        raise TypeError(f"delta_of_eps must be a function of eps, got "
+                        f"{type(delta_of_eps).__name__}")
     discretization = check_discretization(discretization)
     eps_top = check_real(eps_top, "eps_top", low=0.0, low_open=True)
-    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 2:
-        raise ValueError(f"points must be an integer >= 2, got {short_repr(points)}")
+    points = check_int(points, "points", low=2, high=10**6)
     check_loss_grid(eps_top, discretization)
     top = max(int(math.ceil(eps_top / discretization)), 1)
     cache: dict[int, float] = {}
 
     def at(k: int) -> float:
         if k not in cache:
-            cache[k] = min(max(float(delta_of_eps(k * discretization)), 0.0), 1.0)
+            e = k * discretization
+            v = delta_of_eps(e)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TypeError(f"delta_of_eps({e:g}) must be a number, got {short_repr(v)}")
+            v = float(v)
+            if not -1e-12 <= v <= 1.0 + 1e-12:  # nan fails too
+                raise ValueError(f"delta_of_eps({e:g}) must be a delta in [0, 1], got {v!r}")
+            cache[k] = min(max(v, 0.0), 1.0)
         return cache[k]
 
     start = np.unique(np.ceil(np.geomspace(1.0, float(top), min(int(points), 24))).astype(
@@ -278,6 +298,9 @@ def profile_pld(delta_of_eps, eps_top: float, *, discretization: float = DISCRET
     ks = np.array(sorted(cache), dtype=np.int64)
     eps = ks * discretization
     d_pos = np.array([cache[int(k)] for k in ks])
+    # values may rise with eps (a rigorous bound computed numerically need not be monotone):
+    # each is an upper bound at its own eps and the true profile never rises, so the running
+    # minimum below keeps every value valid
     # negative side (the other order of the pair): delta(-e) = 1 - e^-e + e^-e delta(e)
     d_neg = -np.expm1(-eps[1:]) + np.exp(-eps[1:]) * d_pos[1:]
     r = np.concatenate([-ks[1:][::-1], ks])
@@ -357,10 +380,25 @@ class ShuffledRoundDpEvent(_event_base()):  # type: ignore[misc]
     def __init__(self, profile: BudgetProfile, randomizer: Any, method: str = "tightest",
                  generic_masses: bool = False, options: dict | None = None,
                  points: int = PROFILE_POINTS) -> None:
+        from shuffledp.bounds import get_bound
         from shuffledp.families import get_family
 
         if not isinstance(profile, BudgetProfile):
             raise TypeError(f"profile must be a BudgetProfile, got {type(profile).__name__}")
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a bound name (str), got {short_repr(method)}")
+        bound = get_bound(method)  # ValueError naming the known bounds
+        if bound.info.kind != "upper":
+            raise ValueError(f"method must be a rigorous upper bound, got {method!r} "
+                             f"({bound.info.kind_label})")
+        if not isinstance(generic_masses, bool):
+            raise TypeError(f"generic_masses must be True or False, got "
+                            f"{short_repr(generic_masses)}")
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict of the bound's options, got "
+                            f"{short_repr(options)}")
+        bound._options(dict(options or {}))  # unknown names and wrong types refused now
+        points = check_int(points, "points", low=2, high=10**6)
         object.__setattr__(self, "profile", profile)
         object.__setattr__(self, "randomizer", get_family(randomizer).spec)
         object.__setattr__(self, "method", method)
@@ -404,6 +442,15 @@ class ShufflePLDAccountant(_accountant_base()):  # type: ignore[misc]
             else neighboring_relation
         super().__init__(rel, value_discretization_interval)
         self._round_plds: dict = {}
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """As dp_accounting's, with ``target_delta`` checked: a number in [0, 1]."""
+        return super().get_epsilon(check_real(target_delta, "target_delta", low=0.0,
+                                              high=1.0))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """As dp_accounting's, with ``target_epsilon`` checked: a finite number >= 0."""
+        return super().get_delta(check_real(target_epsilon, "target_epsilon", low=0.0))
 
     def _maybe_compose(self, event, count: int, do_compose: bool):
         from dp_accounting.privacy_accountant import NeighboringRelation, PrivacyAccountant

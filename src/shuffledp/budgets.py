@@ -211,7 +211,7 @@ class BudgetProfile:
                 )
             check_eps_array(e)
             check_delta_array(d)
-            e, d = frozen_array(e), frozen_array(d)
+            e, d = frozen_array(e + 0.0), frozen_array(d + 0.0)  # -0.0 -> 0.0
             self._users: tuple[NDArray[np.float64], NDArray[np.float64]] | None = (e, d)
             self._tiers: Tiers | None = None
             self._n = int(e.size)
@@ -219,6 +219,11 @@ class BudgetProfile:
             c = _as_counts(counts, e.size)
             check_eps_array(e)
             check_delta_array(d)
+            # an int64 sum of counts up to 2^62 can overflow: the float sum says when
+            approx = float(c.sum(dtype=np.float64)) if c.size else 0.0
+            if approx > 2.0 * N_MAX:
+                raise ValueError(f"n (number of users) must be <= {N_MAX:.0e}, got about "
+                                 f"{approx:.3g} (the sum of counts)")
             n = int(c.sum()) if c.size else 0
             if n < 2:
                 raise ValueError(f"n (number of users) must be >= 2, got {n} (the sum of counts)")
@@ -227,7 +232,7 @@ class BudgetProfile:
                     f"n (number of users) must be <= {N_MAX:.0e}, got {n} (the sum of counts)"
                 )
             self._users = None
-            self._tiers = _merge_tiers(e, d, c)
+            self._tiers = _merge_tiers(e + 0.0, d + 0.0, c)  # -0.0 -> 0.0
             self._n = n
         self._histogram = counts is not None
         self.label = label

@@ -86,7 +86,7 @@ def _float(name: str):
                 f"{name} must be a number, got {short_repr(text)}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{name} must be finite, got {short_repr(text)}")
-        return value
+        return value + 0.0  # -0.0 -> 0.0 (printed '0', not '-0')
 
     return parse
 
@@ -230,6 +230,9 @@ def _methods(text: str) -> list[str]:
         raise ValueError(f"--method must name at least one bound, got {text!r}")
     for m in names:
         get_bound(m)  # raises ValueError listing the known names
+    repeated = sorted({m for m in names if names.count(m) > 1})
+    if repeated:
+        raise ValueError(f"--method names {', '.join(repeated)} more than once, got {text!r}")
     return names
 
 
@@ -410,6 +413,9 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         raise ValueError(f"{flag} needs --randomizer SPEC (the masses of which randomizer)")
     # the clone masses apply to the generic clones only (the mechanism-aware ones are the
     # randomizer's own); a --clone given with a named randomizer means the generic masses
+    if args.clone is not None and "clones" not in methods:
+        raise ValueError(f"--clone {args.clone} sets the masses of the clones bound, which "
+                         f"--method does not name (got {args.method!r})")
     generic = args.generic_masses or (randomizer is not None and args.clone is not None)
     options = ({"clones": {"clone": args.clone or "stronger"}}
                if "clones" in methods and (randomizer is None or generic) else {})
@@ -520,7 +526,12 @@ def _repeated(raw: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input, 3 soundness failure; ``check``:
-    0 proven, 4 refuted, 5 undetermined; 130 interrupted, 141 output pipe closed)."""
+    0 proven, 4 refuted, 5 undetermined; 1 standard output closed; 130 interrupted, 141
+    output pipe closed)."""
+    if sys.stdout is None:  # started with its standard output closed (``>&-``): print would
+        print("shuffledp: error: standard output is closed; nothing can be written",  # drop
+              file=sys.stderr)                                                    # everything
+        return EXIT_NO_OUTPUT
     try:
         raw = sys.argv[1:] if argv is None else list(argv)
         again = _repeated(raw)
@@ -557,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: SIGPIPE), as a shell reports them.
 EXIT_INTERRUPTED = 130
 EXIT_CLOSED_PIPE = 141
+#: Exit code when started with standard output closed: the answer could not be written.
+EXIT_NO_OUTPUT = 1
 
 
 def _closed_pipe() -> int:

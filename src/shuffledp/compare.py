@@ -26,7 +26,7 @@ Two checks run on the results:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -250,6 +250,11 @@ def compare_bounds(
     for m in names:
         if not isinstance(m, str):
             raise TypeError(f"methods must contain bound names (str), got {short_repr(m)}")
+    if not names:
+        raise ValueError("methods must name at least one bound, got an empty list")
+    repeated = sorted({m for m in names if names.count(m) > 1})
+    if repeated:
+        raise ValueError(f"methods must name each bound once, got {repeated} more than once")
     bounds = [get_bound(m) for m in names]  # fail fast on unknown names
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a mapping of bound name to options, got "
@@ -265,6 +270,10 @@ def compare_bounds(
     opts = {k: dict(v) for k, v in (options or {}).items()}
     for m in opts:
         get_bound(m)
+    unused = sorted(set(opts) - set(names))
+    if unused:
+        raise ValueError(f"options name bound(s) {unused} that methods does not evaluate "
+                         f"(methods: {names})")
     fam = None
     if randomizer is not None:
         fam = get_family(randomizer)
@@ -367,8 +376,8 @@ def randomizer_options(methods: Sequence[str], randomizer: Any, *,
         bound = get_bound(name)
         if "mechanism" not in bound.info.options:
             continue
-        if name == "clones" and generic_masses:
-            continue
+        if name == "clones" and (generic_masses or not fam.aware):
+            continue  # the generic clone masses (covers says whether they hold for fam)
         default = bound.info.options["mechanism"]
         if (bound.info.kind == "lower" and not fam.provides("cell_masses")
                 and default is not None and fam.includes(get_family(default))):
@@ -413,7 +422,14 @@ def best_answer(evals: Sequence[Evaluation]) -> Answer:
     >>> a.upper.method, a.lower.method, bool(a.lower_value <= a.upper_value)
     ('clones', 'rr_exact', True)
     """
+    if isinstance(evals, str | bytes) or not isinstance(evals, Iterable):
+        raise TypeError(f"evals must be the list compare_bounds returns, got "
+                        f"{type(evals).__name__}")
     evals = list(evals)
+    bad = [e for e in evals if not isinstance(e, Evaluation)]
+    if bad:
+        raise TypeError(f"evals must hold Evaluation records (from compare_bounds), got "
+                        f"{short_repr(bad[0])}")
     if not evals:
         raise ValueError("evals must hold at least one evaluation")
     targets = {e.target for e in evals}

@@ -124,7 +124,10 @@ def compose_gdp(mus: ArrayLike) -> float:
     >>> compose_gdp([3.0, 4.0])
     5.0
     """
-    m = as_real_array(mus, "mus").ravel()
+    m = as_real_array(mus, "mus")
+    if m.ndim > 1:
+        raise ValueError(f"mus must be one mu or a 1-D array of them, got shape {m.shape}")
+    m = m.ravel()
     if m.size == 0:
         raise ValueError("mus must contain at least one mu")
     check_array_range(

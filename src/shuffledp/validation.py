@@ -213,6 +213,9 @@ def as_real_array(values: object, name: str, *, scalar: bool = True) -> NDArray[
     what = "a real number or an array of real numbers" if scalar else "an array of real numbers"
     if values is None or isinstance(values, NOT_ARRAYS) or isinstance(values, (bool, np.bool_)):
         raise TypeError(f"{name} must be {what}, got {describe(values)}")
+    if isinstance(values, np.ma.MaskedArray):  # np.asarray would drop the mask silently
+        raise TypeError(f"{name} must be {what}, got a masked array (drop or fill the masked "
+                        "entries first)")
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError):

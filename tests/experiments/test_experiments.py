@@ -89,7 +89,7 @@ def test_seed_entropy_is_a_stable_hash():
 @pytest.mark.parametrize(
     ("seed", "tags", "error", "match"),
     [
-        (-1, (), ValueError, "seed must be an integer >= 0, got -1"),
+        (-1, (), ValueError, r"seed must be an integer in \[0, 2\^63 - 1\], got -1"),
         (1.5, (), TypeError, "seed must be an integer"),
         (True, (), TypeError, "seed must be an integer"),
         (1, (1.5,), TypeError, r"tags\[0\] must be a str or an integer"),

@@ -69,5 +69,5 @@ def test_identical_budgets_give_the_standard_clone_mass():
 def test_bad_specs_are_named():
     with pytest.raises(ValueError, match="needs its number of categories"):
         get_family("olh")
-    with pytest.raises(ValueError, match="k \\(categories\\) must be >= 2 for olh"):
+    with pytest.raises(ValueError, match="k \\(categories\\) must be in \\[2, 1e\\+12\\] for olh"):
         get_family("olh:1")

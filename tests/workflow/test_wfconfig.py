@@ -316,3 +316,50 @@ def test_wildcard_text_is_lossless():
     assert len(set(names)) == len(values)
     assert all(float(t) == float(v) for t, v in zip(names, values, strict=True))
     assert fmt_num(1.0) == "1" and fmt_num(0.25) == "0.25"
+
+
+# --- the second hostile pass (issue 30) -----------------------------------------------------
+
+@pytest.mark.parametrize(("override", "fragment"), [
+    ({"seed": 2**63}, "config seed = 9223372036854775808: must be <="),
+    ({"profiles": {"a/b": {"kind": "uniform", "low": 0.5, "high": 2.0}}},
+     "config profiles = 'a/b': must be a profile name"),
+    ({"profiles": {"../../x": {"kind": "uniform", "low": 0.5, "high": 2.0}}},
+     "must be a profile name"),
+    ({"profiles": {"": {"kind": "uniform", "low": 0.5, "high": 2.0}}},
+     "must be a profile name"),
+    ({"profiles": {"identical": {"kind": "uniform", "low": 0.5, "high": 2.0}}},
+     "config profiles.identical: the name 'identical' is reserved"),
+    ({"mean_estimation": {"bound_options": {"clones": {"clone": "weird"}}}},
+     "config mean_estimation.bound_options.clones: clone must be one of"),
+    ({"mean_estimation": {"bound_options": {"clones": {"victim_groups": 0}}}},
+     "config mean_estimation.bound_options.clones: victim_groups must be in [1, 1024]"),
+    ({"frequency_estimation": {"bound_options": {"gdp": {"clone_mass": 5}}}},
+     "config frequency_estimation.bound_options.gdp:"),
+    ({"mean_estimation": {"data": {"distribution": "csv", "csv_path": "/nonexistent.csv"}}},
+     "config mean_estimation.data.csv_path = '/nonexistent.csv': no such file"),
+    ({"mean_estimation": {"data": {"distribution": "csv"}}},
+     "config mean_estimation.data.csv_path: empty"),
+    ({"frequency_estimation": {"data": {"distribution": "csv", "csv_path": "/etc/hostname"}}},
+     "config frequency_estimation.data.column = 'category': not a column of /etc/hostname"),
+    ({"sgd": {"dataset": "mnist"}}, "config sgd.mnist_path = '': no such file"),
+    ({"sgd": {"rounds": 100000}}, "config sgd.rounds = 100000: must be <= 10000"),
+    ({"personalized_validity": {"randomizers": ["krr:999999999999999999999"]}},
+     "k (categories) must be in [2, 1e+12]"),
+])
+def test_values_that_fail_in_a_job_are_refused_before_it(override, fragment):
+    problems = _problems(**override)
+    assert any(fragment in p for p in problems), problems
+
+
+def test_numbers_with_underscores_on_the_command_line_are_refused():
+    from wfconfig import underscore_problems
+
+    argv = ["-n", "--config", "seed=1_000", "run=2024_12", "bounds_vs_n={n: [1_000]}",
+            "profiles={uniform_0.5_2: {low: 0.5}}", "--cores", "1", "x=1_0"]
+    assert underscore_problems(argv) == [
+        "config seed = '1_000': '1_000' is not a number (write it without underscores)",
+        "config bounds_vs_n = '{n: [1_000]}': '1_000' is not a number (write it without "
+        "underscores)"]
+    # nested values stay text, so the schema refuses them too
+    assert wfconfig.coerce_numbers({"n": ["1_000", "1000"]}) == {"n": ["1_000", 1000]}

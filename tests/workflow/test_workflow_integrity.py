@@ -13,6 +13,9 @@ import pytest
 import table_schemas as tables  # workflow/scripts (on sys.path via conftest)
 from table_schemas import TABLES, TableError, read_table
 
+from shuffledp import get_bound
+from shuffledp.bounds import Bound, BoundInfo, register_bound, unregister_bound
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "workflow" / "scripts"
 RULES = ROOT / "workflow" / "rules"
@@ -23,7 +26,7 @@ _BOUNDS_VS_N = """\
 n,eps0,delta,method,kind,eps,seconds,status,reason,expected_clones,clt_ok,below_lower
 1000,4.0,1e-06,gdp,approximate,1.449377060821375,0.0055,ok,,35.93644750425893,False,True
 1000,4.0,1e-06,liu23_personalized,approximate,,,not_applicable,"requires S >= 243.2, got 18.3",,,
-1000,4.0,1e-06,rr_exact,lower,1.691,0.2,ok,,,,False
+1000,4.0,1e-06,rr_exact,lower,0.691,0.2,ok,,,,False
 """
 _GDP_VALIDITY = """\
 n,eps0,delta,method,kind,eps,seconds,status,reason,expected_clones,clt_ok,ratio_to_lower,below_lower
@@ -88,10 +91,10 @@ clones,0.1,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,5,upper,not_applicable
 _VALIDITY = """\
 profile,randomizer,n,delta,delta0,method,variant,kind,covered,eps,lower_eps,lower_method,\
 ratio_to_lower,below_lower,status,reason,coverage,seconds,seed
-few_high,laplace,1000,1e-06,0.0,gdp,,approximate,False,0.2842,0.3669,window_lower,0.7746,True,\
+few_high,laplace,1000,1e-06,0.0,gdp,,approximate,False,0.2842,0.3669,window_lower,0.7745979831016626,True,\
 ok,,an approximation,0.0008,20240101
 few_high,laplace,1000,1e-06,0.0,clones,mechanism=laplace,upper,True,1.0279,0.3669,window_lower,\
-2.8016,False,ok,,the masses of laplace,0.31,20240101
+2.8015808122104118,False,ok,,the masses of laplace,0.31,20240101
 few_high,laplace,1000,1e-06,0.0,efmrtt19,,upper,False,,0.3669,window_lower,,,not_applicable,\
 requires eps0 <= 0.5,not proven through clones,,20240101
 few_high,laplace,1000,1e-06,0.0,window_lower,mechanism=laplace,lower,True,0.3669,0.3669,\
@@ -577,3 +580,75 @@ def test_every_collect_rule_checks_its_pieces_against_the_grid():
             kind = re.search(r'kind="([a-z_]+)"', block).group(1)
             assert f'expect=piece_grids("{kind}")' in block, (smk.name, kind)
     assert found == 7
+
+
+# --- rows whose columns contradict each other (issue 30, second hostile pass) ---------------
+
+@pytest.mark.parametrize("kind, column, value, row, fragments", [
+    ("bounds_vs_n", "delta", "1", 0, ("column 'delta', line 2", "not a target delta in (0, 1)")),
+    ("bounds_vs_n", "delta", "0", 0, ("not a target delta",)),
+    ("bounds_vs_n", "n", "1_000", 0, ("column 'n', line 2", "underscores")),
+    ("bounds_vs_n", "eps", "1_0", 0, ("column 'eps'", "underscores")),
+    ("bounds_vs_n", "expected_clones", "nan", 0, ("is 'nan'",)),
+    ("bounds_vs_n", "method", "not_a_bound", 0,
+     ("column 'method', line 2", "neither a registered bound nor a reference")),
+    ("bounds_vs_n", "kind", "upper", 0, ("column 'kind', line 2", "gdp is approximate")),
+    ("bounds_vs_n", "status", "not_applicable", 0,
+     ("column 'eps', line 2", "status 'not_applicable'")),
+    ("bounds_vs_n", "eps", "5.0", 2, ("column 'eps', line 4", "above the local budget")),
+    ("personalized_validity", "ratio_to_lower", "1e300", 1,
+     ("column 'ratio_to_lower', line 3", "is not eps / lower_eps")),
+    ("personalized_validity", "eps", "3.0", 1, ("column 'ratio_to_lower', line 3",)),
+    ("mean_estimation", "mse_ci_low", "1.0", 0, ("column 'mse', line 2", "outside its interval")),
+    ("mean_estimation", "mse", "1e300", 0, ("column 'mse', line 2", "outside its interval")),
+    ("frequency_estimation", "bound_eps", "99", 0,
+     ("column 'bound_eps', line 2", "above the target")),
+    ("sgd", "accuracy", "2", 0, ("column 'accuracy'", "outside the column's range")),
+    ("sgd", "accuracy", "-1", 0, ("column 'accuracy'",)),
+    ("sgd", "accuracy", "inf", 0, ("column 'accuracy'", "not a finite number")),
+    ("sgd", "rounds", "-5", 0, ("column 'rounds'",)),
+    ("sgd", "lr", "-1", 0, ("column 'lr'",)),
+    ("sgd", "clip", "0", 0, ("column 'clip'", "is not > 0")),
+    ("sgd", "local_eps_scale", "-3", 0, ("column 'local_eps_scale'",)),
+    ("sgd", "n_users", "-1", 0, ("column 'n_users'",)),
+    ("sgd", "eps_achieved", "9.9", 0, ("column 'eps_achieved', line 2", "above the target")),
+])
+def test_a_row_contradicting_itself_fails_naming_line_and_column(kind, column, value, row,
+                                                                 fragments, tmp_path):
+    path = _write(tmp_path, _set_cell(VALID[kind], column, value, row=row))
+    _fails(path, kind, *fragments, "to regenerate it")
+
+
+@pytest.mark.parametrize("kind", ["mean_estimation", "sgd"])
+def test_the_utility_and_sgd_tables_have_row_keys_too(kind, tmp_path):
+    text = VALID[kind]
+    lines = text.strip().splitlines()
+    path = _write(tmp_path, "\n".join([*lines, lines[1]]) + "\n")
+    _fails(path, kind, f"line {len(lines) + 1} repeats the row of line 2")
+
+
+def test_a_users_new_bound_is_a_known_method(tmp_path):
+    """A bound registered by a user's module is a valid method of the tables (the rule reads
+    the registry, not a fixed list)."""
+    gdp = get_bound("gdp")
+    register_bound(Bound(info=BoundInfo(name="toy_rows", kind="upper", title="toy",
+                                        citation="test", personalized=True,
+                                        approx_ldp=False), delta_fn=gdp.delta_fn))
+    try:
+        text = _set_cell(_set_cell(VALID["bounds_vs_n"], "method", "toy_rows", row=0), "kind",
+                         "upper", row=0)
+        text = _set_cell(text, "eps", "1.0", row=0)
+        assert len(read_table(_write(tmp_path, text), "bounds_vs_n")) == 3
+    finally:
+        unregister_bound("toy_rows")
+
+
+def test_an_sgd_piece_holds_one_row_per_seed(tmp_path):
+    path = _write(tmp_path, VALID["sgd"])
+    grid = {"blocks": [{"target_eps": [2.0]}], "open": [], "repeat": 2}
+    assert len(read_table(path, "sgd.piece", expect=grid)) == 2
+    lines = VALID["sgd"].strip().splitlines()
+    short = _write(tmp_path, "\n".join(lines[:-1]) + "\n", "short.csv")
+    with pytest.raises(TableError, match=r"1 rows for target_eps=2.0, where its grid asks "
+                                          r"for 2 \(one per seed"):
+        read_table(short, "sgd.piece", expect=grid)

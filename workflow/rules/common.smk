@@ -16,6 +16,7 @@ from wfconfig import fmt_num as wfconfig_fmt_num
 from wfconfig import (
     ConfigError,
     override_run,
+    underscore_problems,
     format_config_problems,
     load_schema,
     report_problems,
@@ -30,6 +31,7 @@ _problems = validate_config(
     fill=lambda cfg: validate(cfg, "../../config/schema.yaml", set_default=True),
     fill_errors=(WorkflowError,),
 )
+_problems += underscore_problems(sys.argv[1:])  # seed=1_000: Snakemake reads it as 1000
 if _problems:
     raise ConfigError(format_config_problems(_problems))
 
@@ -145,8 +147,8 @@ if _report_requested():
 
 
 # --- the rows each per-job table must hold (params expect of the collect_* rules) -------------
-def _grid(blocks, open_cols=("method",)):
-    return {"blocks": blocks, "open": list(open_cols)}
+def _grid(blocks, open_cols=("method",), repeat=1):
+    return {"blocks": blocks, "open": list(open_cols), "repeat": repeat}
 
 
 def _estimation_grids(section, method_dir):
@@ -210,7 +212,7 @@ def piece_grids(experiment):
     if experiment == "sgd":
         sec = config["sgd"]
         return {
-            path: _grid([{"target_eps": sec["target_eps"]}], open_cols=())
+            path: _grid([{"target_eps": sec["target_eps"]}], open_cols=(), repeat=sec["seeds"])
             for path in SGD_RUNS if "/nonprivate/" not in path
         } | {path: _grid([], open_cols=()) for path in SGD_RUNS if "/nonprivate/" in path}
     raise ValueError(f"no piece grid for experiment {experiment!r}")

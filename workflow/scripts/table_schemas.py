@@ -46,6 +46,7 @@ from shuffledp.experiments._columns import (
     IDENTIFIER,
     INTEGER,
     NUMBER,
+    POSITIVE,
     Column,
     Columns,
 )
@@ -191,12 +192,17 @@ def _parse(text: str, col: Column):
     raw, text = text, text.strip()
     if text == "":
         return None, None
+    if col.type in (NUMBER, INTEGER):
+        if "_" in text:  # Python reads '1_5' as 15: a typo or an edit, never a writer's number
+            return None, "is not a number (underscores are refused)"
+        if text.lower() in ("nan", "+nan", "-nan"):  # the writers leave a missing value empty
+            return None, "is 'nan' (a missing value is an empty cell)"
     if col.type == NUMBER:
         try:
             v = float(text)
         except ValueError:
             return None, "is not a number"
-        return (None if math.isnan(v) else v), None
+        return v, None
     if col.type == INTEGER:
         try:
             return int(text), None
@@ -206,8 +212,6 @@ def _parse(text: str, col: Column):
             v = float(text)
         except ValueError:
             return None, "is not an integer"
-        if math.isnan(v):
-            return None, None
         if not math.isfinite(v) or v != int(v):
             return None, "is not an integer"
         return int(v), None
@@ -333,6 +337,8 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
                 lo, hi = rng
                 if not math.isfinite(v):
                     why = "is not a finite number"
+                elif col.name in POSITIVE and not v > 0:
+                    why = "is not > 0"
                 elif (lo is not None and v < lo) or (hi is not None and v > hi):
                     why = (f"is outside the column's range [{lo:g}, "
                            f"{'inf' if hi is None else format(hi, 'g')}]")
@@ -363,6 +369,9 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
                 fail(f"line {line} repeats the row of line {seen[key]} (the same "
                      f"{', '.join(sch.keys)}: {_short(key)})")
             seen[key] = line
+    problem = _row_problem(rows, values)
+    if problem:
+        fail(problem)
     if expect is not None:
         problem = _grid_problem(sch, rows, values, check_expect(expect, sch))
         if problem:
@@ -386,6 +395,81 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
     return pd.DataFrame(data, index=pd.RangeIndex(len(rows)))
 
 
+#: Methods of the tables that are not registered bounds, with the kinds their rows may have.
+NON_BOUND_METHODS = {"local_only": ("reference",), "central_laplace": ("reference",),
+                     "local": ("upper",), "nonprivate": ("nonprivate",)}
+#: Columns that hold a result: empty on every row whose status is not ``ok``.
+RESULT_COLUMNS = ("eps", "mse", "accuracy")
+#: Relative slack of the cross-column checks (values written with 17 significant digits).
+_RTOL = 1e-9
+
+
+def _row_problem(rows: list, values: dict) -> str | None:
+    """The first row that breaks a rule linking its columns (one line), else None.
+
+    Rules, each applied when its columns are present: the target ``delta`` in (0, 1); no
+    result (``eps``, ``mse``, ``accuracy``) on a row that is not ``ok``; a method is a
+    registered bound of the row's ``kind`` or a reference of :data:`NON_BOUND_METHODS`;
+    rigorous and exact-lower rows never above the local budget (``eps <= eps0``: every bound
+    is at most max eps_i); ``ratio_to_lower = eps / lower_eps`` and ``upper_to_lower =
+    upper_eps / lower_eps``; ``mse_ci_low <= mse <= mse_ci_high``; a calibrated run never
+    above its target (``bound_eps``, ``eps_achieved`` at most ``target_eps``).
+    """
+    import shuffledp
+
+    kinds = {name: shuffledp.get_bound(name).info.kind for name in shuffledp.list_bounds()}
+
+    def get(name, r):
+        col = values.get(name)
+        return None if col is None else col[r]
+
+    def above(a, b):
+        return a is not None and b is not None and a > b * (1.0 + _RTOL) + 1e-300
+
+    def off(a, b):
+        return a is not None and b is not None and abs(a - b) > _RTOL * max(abs(b), 1e-300)
+
+    for r, (line, _) in enumerate(rows):
+        status = get("status", r)
+        d = get("delta", r)
+        if d is not None and not 0.0 < d < 1.0:
+            return f"column 'delta', line {line}: {d!r} is not a target delta in (0, 1)"
+        if status is not None and status != "ok":
+            for name in RESULT_COLUMNS:
+                if get(name, r) is not None:
+                    return (f"column {name!r}, line {line}: a value on a row with status "
+                            f"{status!r} (a result belongs to ok rows only)")
+            continue
+        method, kind = get("method", r), get("kind", r)
+        if method is not None and kind is not None:
+            allowed = (kinds[method],) if method in kinds else NON_BOUND_METHODS.get(method)
+            if allowed is None:
+                return (f"column 'method', line {line}: {method!r} is neither a registered "
+                        "bound nor a reference")
+            if kind not in allowed:
+                return (f"column 'kind', line {line}: {kind!r}, but {method} is "
+                        f"{' or '.join(allowed)}")
+        if kind in ("upper", "lower") and above(get("eps", r), get("eps0", r)):
+            return (f"column 'eps', line {line}: {get('eps', r)!r} above the local budget eps0 "
+                    f"= {get('eps0', r)!r} (no bound is above max eps_i)")
+        for ratio, num in (("ratio_to_lower", "eps"), ("upper_to_lower", "upper_eps")):
+            lo, top, rat = get("lower_eps", r), get(num, r), get(ratio, r)
+            if rat is not None and lo is not None and top is not None and lo > 0 and \
+                    off(rat, top / lo):
+                return (f"column {ratio!r}, line {line}: {rat!r} is not {num} / lower_eps = "
+                        f"{top / lo!r}")
+        lo, mse, hi = get("mse_ci_low", r), get("mse", r), get("mse_ci_high", r)
+        if mse is not None and (above(lo, mse) or above(mse, hi)):
+            return (f"column 'mse', line {line}: {mse!r} outside its interval "
+                    f"[{lo!r}, {hi!r}]")
+        for name in ("bound_eps", "eps_achieved"):
+            if kind not in ("reference", "nonprivate") and above(get(name, r),
+                                                                  get("target_eps", r)):
+                return (f"column {name!r}, line {line}: {get(name, r)!r} above the target "
+                        f"eps {get('target_eps', r)!r} (a calibrated run meets its target)")
+    return None
+
+
 def _grid_value(col: Column, v: object):
     """A grid value in the type its column parses to (1000.0 -> 1000 for an integer column)."""
     if v is None:
@@ -406,12 +490,18 @@ def check_expect(expect: object, sch: TableSchema) -> dict:
 
     ``expect`` is ``{"blocks": [block, ...], "open": [column, ...]}``: each block maps columns
     to lists of values, and the table must hold at least one row for every combination of
-    each block (their Cartesian product); every row must also fall inside some block, except
-    in the ``open`` columns (e.g. ``method``, where a job adds its reference lower bound).
+    each block (their Cartesian product), and exactly ``repeat`` rows (default 1: not
+    checked beyond one) when given (e.g. one row per training seed); every row must also fall
+    inside some block, except in the ``open`` columns (e.g. ``method``, where a job adds its
+    reference lower bound).
     A bare mapping is one block with no open column.  Columns must be declared.
     """
+    repeat = 1
     if isinstance(expect, Mapping) and "blocks" in expect:
         blocks, open_cols = expect["blocks"], list(expect.get("open", ()))
+        repeat = expect.get("repeat", 1)
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+            raise ValueError(f"expect repeat must be an integer >= 1, got {repeat!r}")
     elif isinstance(expect, Mapping):
         blocks, open_cols = [expect], []
     else:
@@ -425,7 +515,7 @@ def check_expect(expect: object, sch: TableSchema) -> dict:
             col = sch.column(name)
             norm[name] = [_grid_value(col, v) for v in vals]
         out.append(norm)
-    return {"blocks": out, "open": open_cols}
+    return {"blocks": out, "open": open_cols, "repeat": repeat}
 
 
 def _grid_problem(sch: TableSchema, rows: list, values: dict, expect: dict) -> str | None:
@@ -450,13 +540,20 @@ def _grid_problem(sch: TableSchema, rows: list, values: dict, expect: dict) -> s
             got = fmt((c, values[c][r]) for c in cols)
             return (f"line {line} ({got}) is outside the grid this table was asked for "
                     "(left from an earlier configuration, or edited)")
+    import collections
+
+    repeat = expect.get("repeat", 1)
     for block in blocks:
         names = list(block)
-        have = {tuple(values[c][r] for c in names) for r in range(len(rows))}
+        have = collections.Counter(tuple(values[c][r] for c in names) for r in range(len(rows)))
         for combo in itertools.product(*(block[c] for c in names)):
             if combo not in have:
                 return (f"no row for {fmt(zip(names, combo, strict=True))}, which its grid "
                         "asks for (a row was deleted or the job did not finish)")
+            if repeat > 1 and have[combo] != repeat:
+                return (f"{have[combo]} rows for {fmt(zip(names, combo, strict=True))}, where "
+                        f"its grid asks for {repeat} (one per seed; a row was deleted or "
+                        "repeated)")
     return None
 
 

@@ -38,6 +38,7 @@ from shuffledp.families import get_family
 
 __all__ = [
     "override_run",
+    "underscore_problems",
     "MAX_CONFIG_PROBLEMS",
     "ConfigError",
     "load_schema",
@@ -77,6 +78,8 @@ def coerce_numbers(node):
     if isinstance(node, list):
         return [coerce_numbers(v) for v in node]
     if isinstance(node, str):
+        if "_" in node:  # Python reads '1_000' as 1000: a typo in a config value, kept text
+            return node
         for parse in (int, float):
             try:
                 return parse(node)
@@ -85,6 +88,33 @@ def coerce_numbers(node):
         if node in ("true", "True", "false", "False"):
             return node in ("true", "True")
     return node
+
+
+def underscore_problems(argv) -> list[str]:
+    """``--config`` items of the command line ``argv`` with a number written with underscores
+    (``seed=1_000``): Snakemake reads a top-level value with Python's ``int``, which takes
+    ``1_000`` for 1000, so the check reads the command line itself."""
+    import re
+
+    out, inside = [], False
+    for arg in argv:
+        if arg in ("--config", "-C"):
+            inside = True
+            continue
+        if arg.startswith("-"):
+            inside = False
+            continue
+        if not inside or "=" not in arg:
+            continue
+        key, _, value = arg.partition("=")
+        if key.strip() == "run":  # a folder name, not a number ('2024_12' is a fine one)
+            continue
+        for token in re.findall(r"(?<![\w.])[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9_]+)?",
+                                value):
+            if "_" in token:
+                out.append(f"config {key} = {value!r}: {token!r} is not a number (write it "
+                           "without underscores)")
+    return out
 
 
 def prepare_config(config: dict) -> None:
@@ -334,6 +364,40 @@ def _unknown_names(where, names, known, what) -> list[str]:
     return lines
 
 
+def _option_value_problems(where: str, name: str, opts: Mapping) -> list[str]:
+    """A bound's options checked as its evaluation checks them (values and types), on a
+    plain profile: a bad value is refused before any job runs."""
+    known = shuffledp.get_bound(name).info.options
+    opts = {k: v for k, v in opts.items() if k in known}  # unknown names: reported above
+    try:
+        shuffledp.get_bound(name).prepare(
+            shuffledp.BudgetProfile.identical(n=1000, eps0=1.0), **opts)
+    except shuffledp.ParameterRegimeError:
+        pass  # a regime question of the profile, not of the options
+    except (TypeError, ValueError) as err:
+        return [f"config {where}: {' '.join(str(err).split())}"]
+    return []
+
+
+def _csv_column_problems(where: str, path: str, column: str) -> list[str]:
+    """The user's data file exists and its header names ``column`` (the jobs read it)."""
+    import csv
+
+    if not path:
+        return [f"config {where}.csv_path: empty, but distribution csv reads a file"]
+    if not os.path.isfile(path):
+        return [f"config {where}.csv_path = {path!r}: no such file"]
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        return [f"config {where}.csv_path = {path!r}: cannot read its header ({err})"]
+    if column not in [h.strip() for h in header]:
+        return [f"config {where}.column = {column!r}: not a column of {path} (its header: "
+                f"{short_repr(header)})"]
+    return []
+
+
 def cross_check_problems(cfg: Mapping) -> list[str]:
     """Cross-checks the JSON schema cannot express (registry names, profile references);
     ``cfg`` has its defaults filled in."""
@@ -353,7 +417,21 @@ def cross_check_problems(cfg: Mapping) -> list[str]:
             accepted = shuffledp.get_bound(name).info.options
             lines += _unknown_names(f"{section}.bound_options.{name}", opts, accepted,
                                     "unknown option")
+            lines += _option_value_problems(f"{section}.bound_options.{name}", name, opts)
+    for section in ("mean_estimation", "frequency_estimation"):
+        data = cfg.get(section, {}).get("data", {})
+        if data.get("distribution") == "csv":
+            lines += _csv_column_problems(f"{section}.data", data.get("csv_path", ""),
+                                          data.get("column", ""))
+    if cfg["sgd"].get("dataset") == "mnist":
+        path = cfg["sgd"].get("mnist_path", "")
+        if not path or not os.path.exists(path):
+            lines.append(f"config sgd.mnist_path = {path!r}: no such file or directory (the "
+                         "MNIST files sgd.dataset = mnist reads)")
     rng = np.random.default_rng(0)
+    if "identical" in cfg["profiles"]:
+        lines.append("config profiles.identical: the name 'identical' is reserved (the "
+                     "experiments' identical-budget runs); give the profile another name")
     for name, spec in cfg["profiles"].items():
         try:
             profile_from_spec(spec, n=10, rng=rng)

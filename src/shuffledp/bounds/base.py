@@ -359,6 +359,9 @@ class Bound:
             profile = BudgetProfile.identical(
                 n=profile.n, eps0=profile.eps_max, delta0=profile.delta_max, label=profile.label
             )
+        mechanism = opts.get("mechanism")
+        if mechanism is not None:  # a family without a report law at some budget refuses it
+            get_family(mechanism).check_budgets(profile.eps_min)
         if self.check_fn is not None:
             self.check_fn(profile=profile, **opts)
         return profile, opts

@@ -28,6 +28,7 @@ from typing import Any
 
 from shuffledp.bounds.base import Bound, BoundInfo, Coverage
 from shuffledp.bounds.clones.aware import VICTIM_GROUPS
+from shuffledp.bounds.clones.bound import check_victim_groups
 from shuffledp.bounds.registry import get_bound, register_bound
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_put, register_mapping
@@ -47,7 +48,9 @@ register_mapping("tightest.winners", _LAST)
 
 
 def _member_options(name: str, mechanism: Any, victim_groups: int) -> dict[str, Any]:
-    if mechanism is None:
+    # clones without masses of its own for the family: its generic (stronger) masses, a
+    # member only where they cover the family (coverage decides)
+    if mechanism is None or (name == "clones" and not get_family(mechanism).aware):
         return {"clone": "stronger"} if name == "clones" else {}
     if name in _PLAIN:
         return {}
@@ -130,6 +133,7 @@ def _check(*, profile: BudgetProfile, mechanism: Any = None,
            victim_groups: int = VICTIM_GROUPS) -> None:
     if mechanism is not None:
         get_family(mechanism)  # TypeError / ValueError naming the spec
+    check_victim_groups(victim_groups)
     reasons = []
     for name in MEMBERS:
         if mechanism is None and name != "clones":

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = ["NUMBER", "INTEGER", "BOOLEAN", "STRING", "IDENTIFIER", "CHOICE", "TYPES",
-           "STATUS", "BOUND_KINDS", "RANGES", "Column", "Columns", "col"]
+           "STATUS", "BOUND_KINDS", "RANGES", "POSITIVE", "Column", "Columns", "col"]
 
 NUMBER = "number"  # a float: 1, 1.5, 1e-06, inf; empty (or nan) is null
 INTEGER = "integer"  # 1000 (or 1000.0, as pandas writes an integer column holding empties)
@@ -50,7 +50,12 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "upper_to_lower": (0.0, None), "expected_clones": (0.0, None), "mse": (0.0, None),
     "mse_ci_low": (0.0, None), "mse_ci_high": (0.0, None), "mse_theory": (0.0, None),
     "scale": (0.0, None), "reps": (1, None), "seed": (0, None),
+    "accuracy": (0.0, 1.0), "train_accuracy": (0.0, 1.0), "chance": (0.0, 1.0),
+    "rounds": (1, None), "n_users": (1, None), "n_params": (1, None), "lr": (0.0, None),
+    "clip": (0.0, None), "local_eps_scale": (0.0, 1e4), "local_eps_max": (0.0, 1e4),
 }
+#: Columns of :data:`RANGES` whose values must also be > 0 (a step size, a clipping norm).
+POSITIVE = frozenset({"lr", "clip"})
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,7 @@ ESTIMATION_TABLE = Columns(
         col("seconds", NUMBER, nullable=True),
     ),
     ok_requires=("mse", "mse_ci_low", "mse_ci_high"),
+    keys=("method", "sweep", "mechanism", "profile", "n", "target_eps"),
 )
 #: Names of the :data:`ESTIMATION_TABLE` columns, in order.
 ESTIMATION_COLUMNS = ESTIMATION_TABLE.names

@@ -27,13 +27,18 @@ __all__ = ["check_seed", "seed_entropy", "seed_sequence", "rng_for", "seed_int"]
 _DOMAIN = "shuffledp"
 
 
+#: Largest master seed: the tables store the seed as a 64-bit integer.
+SEED_MAX = 2**63 - 1
+
+
 def check_seed(seed: object, name: str = "seed") -> int:
-    """The master seed as an int >= 0 (a bool or a float is refused: ``TypeError``)."""
+    """The master seed as an int in [0, 2^63 - 1] (a bool or a float is refused:
+    ``TypeError``)."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= 0, got {type(seed).__name__} "
                         f"{short_repr(seed)}")
-    if int(seed) < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {int(seed)}")
+    if not 0 <= int(seed) <= SEED_MAX:
+        raise ValueError(f"{name} must be an integer in [0, 2^63 - 1], got {int(seed)}")
     return int(seed)
 
 

@@ -115,6 +115,7 @@ SGD_TABLE = Columns(
         col("chance", NUMBER, nullable=True, optional=True),
     ),
     ok_requires=("accuracy",),
+    keys=("method", "randomizer", "profile", "model", "target_eps", "seed"),
 )
 
 

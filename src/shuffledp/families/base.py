@@ -121,6 +121,9 @@ class Family:
     needs_k: ClassVar[bool] = False
     #: Smallest accepted k (``needs_k`` families).
     k_min: ClassVar[int] = 2
+    #: Largest accepted k: beyond 10^12 double precision loses k's last digits in the
+    #: families' formulas (k-RR's e^eps + k - 1 at k = 10^15 already fails).
+    k_max: ClassVar[int] = 10**12
     #: The mechanism-aware clone reduction (``clones`` with ``mechanism``) applies.
     aware: ClassVar[bool] = False
     #: Above ``clones``' bin threshold, ranges of user budgets may be bounded below by their
@@ -138,6 +141,11 @@ class Family:
     #: Approximate LDP of the mixture form (1 - delta_i) R_pure + delta_i leak with one
     #: eps-LDP randomizer R_pure per budget (docs/theory.md, Lemmas 5, 6: the Gaussian).
     mixture_form: ClassVar[bool] = False
+    #: Every user needs eps_i > 0: the report law has a noise scale proportional to 1/eps_i,
+    #: so eps_i = 0 has none (Laplace, piecewise).  Every bound evaluated with this family as
+    #: its ``mechanism`` raises :class:`~shuffledp.errors.ParameterRegimeError` on a profile
+    #: with an eps_i = 0 (:meth:`check_budgets`, called by ``Bound.prepare``).
+    positive_budgets: ClassVar[bool] = False
     #: Why (``needs_delta`` families), as the bounds' messages say it.
     needs_delta_reason: ClassVar[str] = ""
     #: The family's name in prose ("Gaussian"), for messages.
@@ -152,12 +160,21 @@ class Family:
         if self.needs_k:
             if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)):
                 raise TypeError(f"k must be an integer for {self.name}, got {short_repr(self.k)}")
-            if self.k < self.k_min:
-                raise ValueError(f"k (categories) must be >= {self.k_min} for {self.name}, got "
-                                 f"{self.k}")
+            if not self.k_min <= self.k <= self.k_max:
+                raise ValueError(f"k (categories) must be in [{self.k_min}, {self.k_max:.0e}] "
+                                 f"for {self.name}, got {self.k}")
             object.__setattr__(self, "k", int(self.k))
         elif self.k is not None:
             raise ValueError(f"{self.name} takes no k, got k = {short_repr(self.k)}")
+
+    def check_budgets(self, eps_min: float) -> None:
+        """Raise :class:`~shuffledp.errors.ParameterRegimeError` when the family has no report
+        law at the profile's smallest budget ``eps_min`` (:attr:`positive_budgets`)."""
+        if self.positive_budgets and not eps_min > 0.0:
+            raise ParameterRegimeError(
+                f"the {self.spec} randomizer needs every eps_i > 0 (its noise scale is "
+                f"proportional to 1/eps_i), got min eps_i = {eps_min:g}"
+            )
 
     # ------------------------------------------------------------------ description
     @property

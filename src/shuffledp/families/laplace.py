@@ -183,6 +183,8 @@ class Laplace(Family):
     0.0
     """
 
+    positive_budgets = True  # noise scale proportional to 1 / eps_i
+
     name: ClassVar[str] = "laplace"
     title: ClassVar[str] = "Laplace mechanism on [-1, 1], scale 2/eps"
     victim_order: ClassVar[str] = "zero_below"

@@ -100,6 +100,8 @@ class Piecewise(Family):
     0.0
     """
 
+    positive_budgets = True  # noise scale proportional to 1 / eps_i
+
     name: ClassVar[str] = "piecewise"
     title: ClassVar[str] = "Wang et al.'s piecewise mechanism (ICDE 2019)"
     victim_order: ClassVar[str] = "zero_below"

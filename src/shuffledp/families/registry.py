@@ -9,6 +9,7 @@ instance) that declares its family with a class attribute ``family`` (the mechan
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -85,11 +86,10 @@ def _parse(spec: str) -> Family:
         if not sep:
             raise ValueError(f"randomizer {name!r} needs its number of categories, e.g. "
                              f"'{name}:10', got {short_repr(spec)}")
-        try:
-            k = int(arg)
-        except ValueError:
-            raise ValueError(f"randomizer {short_repr(spec)}: k must be an integer") from None
-        return _make(name, k)
+        if not re.fullmatch(r"[0-9]+", arg):  # ASCII digits: no '1_0', '+5', ' 7' or '1e3'
+            raise ValueError(f"randomizer {short_repr(spec)}: k must be an integer written "
+                             "in digits 0-9")
+        return _make(name, int(arg))
     if sep:
         raise ValueError(f"randomizer {name!r} takes no ':k', got {short_repr(spec)}")
     return _make(name, None)

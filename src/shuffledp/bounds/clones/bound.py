@@ -27,10 +27,11 @@ from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, budget_tiers, domination, family_names, get_family
 from shuffledp.poisson_binomial import group_probabilities
 
-__all__ = ["clone_reduction_delta", "clones_delta", "clones_coverage"]
+__all__ = ["clone_reduction_delta", "clones_delta", "clones_coverage", "check_victim_groups"]
 
 
-def _check_groups(groups: Any) -> int:
+def check_victim_groups(groups: Any) -> int:
+    """The ``victim_groups`` option, checked: an integer in [1, 1024]."""
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)):
         raise TypeError(f"victim_groups must be an integer, got {groups!r}")
     if not 1 <= int(groups) <= 1024:
@@ -104,7 +105,7 @@ def clones_delta(
     _check_tol_step(tol, rel_step)
     if mechanism is not None:
         return aware_delta(profile=profile, eps=float(eps), mechanism=mechanism, tol=float(tol),
-                           rel_step=float(rel_step), groups=_check_groups(victim_groups))
+                           rel_step=float(rel_step), groups=check_victim_groups(victim_groups))
 
     def get(t: float, direct: bool) -> CloneCount:
         return clone_count(profile, clone=clone, tol=t, rel_step=rel_step, direct=direct)
@@ -117,7 +118,7 @@ def _check(*, profile: BudgetProfile, clone: str = "stronger", tol: float = TOL,
            victim_groups: int = VICTIM_GROUPS) -> None:
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
-    _check_groups(victim_groups)
+    check_victim_groups(victim_groups)
     _check_mechanism(mechanism, profile)
 
 
@@ -146,7 +147,7 @@ def clones_coverage(
     False
     """
     _check_clone(clone)
-    _check_groups(victim_groups)
+    check_victim_groups(victim_groups)
     r = family
     if mechanism is not None:
         try:
