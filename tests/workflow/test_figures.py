@@ -608,8 +608,8 @@ def test_a_new_baseline_reaches_the_figures_and_the_api_reference_without_other_
     import plot_bounds_vs_n
     from wfutils import read_table
 
-    src = tmp_path / "toy_baseline.py"
-    src.write_text('''"""A toy baseline (registered ``toy_baseline``, kind ``upper``): eps =
+    src = tmp_path / "zz_test_toy_bound.py"
+    src.write_text('''"""A toy baseline (registered ``zz_test_toy_bound``, kind ``upper``): eps =
 eps0, the local budget, a valid central bound for any eps0-LDP randomizer (post-processing)."""
 
 from shuffledp.bounds.base import Bound, BoundInfo
@@ -621,36 +621,36 @@ def toy_eps(*, profile, delta):
 
 
 BOUND = register_bound(Bound(
-    info=BoundInfo(name="toy_baseline", kind="upper", title="toy: the local budget",
+    info=BoundInfo(name="zz_test_toy_bound", kind="upper", title="toy: the local budget",
                    citation="post-processing", personalized=False, approx_ldp=False,
                    randomizers=("any",), options={}),
     eps_fn=toy_eps))
 ''')
-    spec = importlib.util.spec_from_file_location("toy_baseline_module", src)
+    spec = importlib.util.spec_from_file_location("zz_test_toy_bound_module", src)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     try:
-        assert "toy_baseline" in shuffledp.list_bounds()
+        assert "zz_test_toy_bound" in shuffledp.list_bounds()
         out = tmp_path / "eps0_4.csv"
         compute_bounds_vs_n.main(inputs={}, outputs={"table": str(out)},
                                  params={"n": [1000, 10000], "eps0": 4.0, "delta": 1e-6,
-                                         "methods": ["gdp", "clones", "toy_baseline",
+                                         "methods": ["gdp", "clones", "zz_test_toy_bound",
                                                      "rr_exact"]})
         df = read_table(out, "bounds_vs_n")
-        assert (df[df["method"] == "toy_baseline"]["status"] == "ok").all()
+        assert (df[df["method"] == "zz_test_toy_bound"]["status"] == "ok").all()
         figstyle.apply_style()
         fig = plot_bounds_vs_n.draw_all(df)
         try:
             entries = dict(_legend_lines(fig))
-            toy = [h for lab, h in entries.items() if lab.startswith("toy_baseline")]
+            toy = [h for lab, h in entries.items() if lab.startswith("zz_test_toy_bound")]
             assert toy, list(entries)
             assert matplotlib.colors.to_hex(toy[0].get_color()) == \
-                figstyle.fallback_style("toy_baseline").color.lower()
+                figstyle.fallback_style("zz_test_toy_bound").color.lower()
             _check_readable(fig, "bounds_vs_n_all with a new baseline")
         finally:
             plt.close(fig)
     finally:
-        unregister_bound("toy_baseline")
+        unregister_bound("zz_test_toy_bound")
     # the API reference's generated page picks up a new module file
     sys.path.insert(0, str(ROOT / "docs" / "api"))
     import _bounds_page
