@@ -464,6 +464,7 @@ def test_clones_rounds_fall_back_to_the_local_guarantee_when_the_pld_gives_up(mo
 
     p = BudgetProfile.identical(n=1000, eps0=1.0)
     monkeypatch.setattr(sa, "rounds_accounts", lambda **kw: [GaveUp()])
+    assert sa.FALLBACK_DELTA < 1.0
     kw = dict(profile=p, rounds=5, randomizer="duchi")
     local_eps = sa.rounds_epsilon(method="local", delta=1e-5, **kw)
     assert math.isfinite(local_eps)
@@ -521,3 +522,10 @@ def test_cli_gaussian_l2_from_its_own_help_works(capsys):
     assert main(["bound", "--n", "1000", "--eps0", "1", "--delta0", "1e-8", "--delta", "1e-6",
                  "--randomizer", "gaussian_l2"]) == 0
     assert "answer: gaussian_l2, 1000 users" in capsys.readouterr().out
+
+
+def test_a_randomizer_spec_with_thousands_of_digits_names_the_limit():
+    from shuffledp.families import get_family
+
+    with pytest.raises(ValueError, match=r"k \(categories\) must be at most 1e\+12"):
+        get_family("krr:" + "9" * 5000)

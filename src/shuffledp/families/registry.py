@@ -89,6 +89,9 @@ def _parse(spec: str) -> Family:
         if not re.fullmatch(r"[0-9]+", arg):  # ASCII digits: no '1_0', '+5', ' 7' or '1e3'
             raise ValueError(f"randomizer {short_repr(spec)}: k must be an integer written "
                              "in digits 0-9")
+        if len(arg.lstrip("0")) > 30:  # far beyond every k_max, short of int()'s digit limit
+            raise ValueError(f"randomizer {short_repr(spec)}: k (categories) must be at most "
+                             "1e+12")
         return _make(name, int(arg))
     if sep:
         raise ValueError(f"randomizer {name!r} takes no ':k', got {short_repr(spec)}")
