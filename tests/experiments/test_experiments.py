@@ -387,6 +387,32 @@ def test_sgd_clones_rounds_personalized_budgets_down_to_levels():
 
 
 @requires("torch")
+def test_sgd_per_tier_targets_give_each_level_its_own_guarantee():
+    # clones_tiers: level k's target is target_eps * b_k / b_min; the rows list each level's
+    # users, certified central eps and target; clones lists the levels too (all at target)
+    cfg = {"rounds": 3, "seeds": 1, "hidden": 4, "delta": 1e-5, "discretization": 1e-3,
+           "profile": "u", "tiers": 3, "randomizer": "duchi_sphere"}
+    rows = run_sgd(method="clones_tiers", target_eps=1.0, config=cfg, profiles=SPECS, seed=4)
+    r = rows[0]
+    assert r["status"] == "ok" and r["method"] == "clones_tiers" and r["kind"] == "upper"
+    assert r["target_eps"] == 1.0
+    users = [int(v) for v in r["tier_users"].split(";")]
+    got = [float(v) for v in r["tier_eps"].split(";")]
+    targets = [float(v) for v in r["tier_eps_targets"].split(";")]
+    levels = [float(v) for v in r["local_eps_levels"].split(";")]
+    assert len(users) == len(got) == len(targets) == 3 and sum(users) == r["n_users"]
+    assert targets[0] == 1.0 and targets == sorted(targets) and targets[-1] > 1.0
+    assert all(g <= t for g, t in zip(got, targets, strict=True))
+    assert r["eps_achieved"] == pytest.approx(got[0], rel=1e-3)  # the smallest budgets
+    assert levels == sorted(levels)
+    held = run_sgd(method="clones", target_eps=1.0, config=cfg, profiles=SPECS, seed=4)[0]
+    assert held["tier_eps_targets"] == "" and held["tier_users"] == r["tier_users"]
+    assert max(float(v) for v in held["tier_eps"].split(";")) <= 1.0
+    # the smallest budgets' users get the same target; the others get more budget
+    assert held["local_eps_max"] < r["local_eps_max"]
+
+
+@requires("torch")
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [

@@ -116,7 +116,7 @@ def test_key_path():
         ({"methods": "gdp"}, ["config methods = 'gdp': must be 'all' or a list of strings"]),
         ({"sgd": {"rounds": "abc"}}, ["config sgd.rounds = 'abc': must be of type integer"]),
         ({"sgd": {"methods": ["gdp", "zz"]}},
-         ["config sgd.methods[1] = 'zz': must be one of 'gdp', 'clones'"]),
+         ["config sgd.methods[1] = 'zz': must be one of 'gdp', 'clones', 'clones_tiers'"]),
         ({"run": "../quick"},
          ["config run = '../quick': must be a folder name: 1 to 64 letters, digits, '_' or "
           "'-', first a letter or digit (no '/', '.', spaces) (schema: pattern)"]),
@@ -223,7 +223,8 @@ def test_cross_checks_follow_the_manifest_and_keep_their_order():
     assert _problems(sgd={"profiles": ["identical"]}) == []
     assert _problems(personalized={"profiles": ["identical"]}) == [
         "config personalized.profiles: undefined profile 'identical'; known: few_high, "
-        "normal_0.75_0.5, normal_1.5_0.5, two_groups, uniform_0.05_1, uniform_0.5_2"]
+        "normal_0.75_0.5, normal_1.5_0.5, three_groups, two_groups, uniform_0.05_1, "
+         "uniform_0.5_2"]
 
 
 def test_cross_checks_of_randomizers_and_main_profiles():

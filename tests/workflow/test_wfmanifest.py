@@ -120,7 +120,8 @@ def test_profiles_read_and_references():
     cfg = _config()
     assert wfmanifest.profiles_read(wfmanifest.get("runtime"), cfg) == ["uniform_0.5_2"]
     assert wfmanifest.profiles_read(wfmanifest.get("sgd"), cfg) == ["uniform_0.5_2",
-                                                                    "two_groups"]
+                                                                    "two_groups",
+                                                                    "three_groups"]
     assert wfmanifest.profiles_read(wfmanifest.get("bounds_vs_n"), cfg) == []
     refs = wfmanifest.profile_references(cfg)
     assert refs[0] == ("personalized.profiles", "uniform_0.05_1")

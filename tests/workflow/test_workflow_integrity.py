@@ -69,12 +69,12 @@ _FREQUENCY = _UTILITY_HEADER + (
 _SGD_RUN = """\
 method,target_eps,delta,rounds,randomizer,dataset,model,clip,lr,profile,seed,kind,\
 local_eps_scale,eps_achieved,local_eps_max,local_eps_mean,capped,budget_levels,local_eps_levels,\
-status,reason,accuracy,\
+tier_users,tier_eps,tier_eps_targets,status,reason,accuracy,\
 train_accuracy,n_users,n_params,seconds,chance
 gdp,2.0,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,498351109,approximate,2.836,1.9986,\
-2.836,2.836,False,1,2.836,ok,,0.7577,0.7921,1438,650,3.71,0.1017
+2.836,2.836,False,1,2.836,,,,ok,,0.7577,0.7921,1438,650,3.71,0.1017
 gdp,2.0,1e-05,10,duchi,digits,logreg,1.0,0.3,identical,77,approximate,2.836,1.9986,\
-2.836,2.836,False,1,2.836,ok,,0.7601,0.7930,1438,650,3.52,0.1017
+2.836,2.836,False,1,2.836,,,,ok,,0.7601,0.7930,1438,650,3.52,0.1017
 """
 _SGD_NONPRIVATE = """\
 method,target_eps,delta,rounds,randomizer,dataset,model,clip,lr,profile,seed,kind,\

@@ -9,7 +9,8 @@ SGD_RESOURCES = dict(
 
 # Per-job tables: one job per randomizer x budget profile x model x accounting method (the
 # local-only reference included), each calibrating and training every target eps; plus one
-# non-private run per model.
+# non-private run per model.  clones_tiers (per-tier targets) is clones itself on the
+# identical profile (one tier), so it has no job there.
 SGD_RUNS = [
     results_path(f"sgd/runs/{r}/{p}/{mdl}/{m}.csv")
     for r in config["sgd"]["randomizers"]
@@ -17,6 +18,7 @@ SGD_RUNS = [
     for mdl in config["sgd"]["models"]
     for m in list(config["sgd"]["methods"])
     + [x for x in config["sgd"]["references"] if x != "nonprivate"]
+    if not (m == "clones_tiers" and p == "identical")
 ] + (
     [results_path(f"sgd/runs/nonprivate/{mdl}.csv") for mdl in config["sgd"]["models"]]
     if "nonprivate" in config["sgd"]["references"]
@@ -34,7 +36,7 @@ rule train_sgd:
     benchmark:
         benchmark_path("train_sgd/{randomizer}/{profile}/{model}/{method}.tsv")
     wildcard_constraints:
-        randomizer="[a-z]+",
+        randomizer="[a-z][a-z_]*",
         profile="[^/]+",
         model="[a-z]+",
         method="[a-z][a-z0-9_]*",

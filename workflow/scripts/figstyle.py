@@ -108,6 +108,12 @@ METHODS: dict[str, Style] = {
                                      "#999999", "d", "published"),
 }
 
+#: SGD accountings that are not registered bounds.
+SGD_METHODS: dict[str, Style] = {
+    "clones_tiers": Style("clones, per-tier targets (smallest budgets at the target)",
+                          "#EE3377", "^", "project"),
+}
+
 #: Utility and SGD references (not bounds): drawn in greys and black, dash-dot.
 REFERENCES: dict[str, Style] = {
     "local_only": Style("local only (no shuffling)", "#7F7F7F", "1", "reference"),
@@ -132,7 +138,8 @@ def fallback_style(name: str) -> Style:
 
 def style_of(method: str) -> Style:
     """The fixed style of ``method`` (a bound or a reference), else :func:`fallback_style`."""
-    return METHODS.get(method) or REFERENCES.get(method) or fallback_style(method)
+    return (METHODS.get(method) or SGD_METHODS.get(method) or REFERENCES.get(method)
+            or fallback_style(method))
 
 
 def method_label(method: str, kind: str | None = None) -> str:

@@ -397,7 +397,8 @@ def read_table(path: str | os.PathLike, kind: str, *, fill_optional: bool = True
 
 #: Methods of the tables that are not registered bounds, with the kinds their rows may have.
 NON_BOUND_METHODS = {"local_only": ("reference",), "central_laplace": ("reference",),
-                     "local": ("upper",), "nonprivate": ("nonprivate",)}
+                     "local": ("upper",), "nonprivate": ("nonprivate",),
+                     "clones_tiers": ("upper",)}
 #: Columns that hold a result: empty on every row whose status is not ``ok``.
 RESULT_COLUMNS = ("eps", "mse", "accuracy")
 #: Relative slack of the cross-column checks (values written with 17 significant digits).
@@ -467,6 +468,31 @@ def _row_problem(rows: list, values: dict) -> str | None:
                                                                   get("target_eps", r)):
                 return (f"column {name!r}, line {line}: {get(name, r)!r} above the target "
                         f"eps {get('target_eps', r)!r} (a calibrated run meets its target)")
+        problem = _tier_problem(get("tier_eps", r), get("tier_eps_targets", r),
+                                get("tier_users", r), get("target_eps", r))
+        if problem:
+            return f"column 'tier_eps', line {line}: {problem}"
+    return None
+
+
+def _tier_problem(eps, targets, users, target) -> str | None:
+    """The per-level columns of an SGD row (';'-separated): as many levels in each, numbers,
+    every level's eps at most its own target (or the row's target when no per-level target
+    is given)."""
+    if eps is None or eps == "":
+        return None
+    try:
+        e = [float(v) for v in str(eps).split(";")]
+        t = [float(v) for v in str(targets).split(";")] if targets not in (None, "") else []
+        u = [int(v) for v in str(users).split(";")] if users not in (None, "") else []
+    except ValueError:
+        return f"{eps!r} / {targets!r} / {users!r} are not ';'-separated numbers"
+    if (t and len(t) != len(e)) or (u and len(u) != len(e)):
+        return f"{len(e)} levels, but {len(t)} targets and {len(u)} user counts"
+    caps = t if t else [target] * len(e)
+    for k, (a, b) in enumerate(zip(e, caps, strict=True)):
+        if b is not None and a > b * (1.0 + 1e-3):  # 4 significant digits, rounded up
+            return f"level {k}: eps {a!r} above its target {b!r}"
     return None
 
 

@@ -28,12 +28,24 @@ the users train with those rounded budgets; ``gdp`` and ``local`` use the profil
 The row's ``budget_levels`` is the number of distinct budgets trained with and
 ``local_eps_levels`` lists them (per-round local eps, ';'-separated, at most 16).
 
+Per-tier targets (method ``clones_tiers``).  The ``clones`` accounting calibrated so that the
+victims of each budget level k meet their *own* central target, ``target_eps * b_k / b_min``
+(``b_k`` the level's base budget): users who chose the smallest budget get ``target_eps``,
+those who chose a budget c times larger a target c times larger, as in individualized DP-SGD
+(Boenisch et al., NeurIPS 2023); :func:`shuffledp.sgd.tiers.calibrate_tiers`.  The
+``clones`` and ``clones_tiers`` rows carry each level's certified central eps
+(``tier_eps``, ';'-separated by increasing budget, with ``tier_users`` and, for
+``clones_tiers``, ``tier_eps_targets``); ``clones`` holds every level to ``target_eps``.  With
+the cross-tier randomizer ``duchi_sphere`` every user amplifies every victim
+(docs/theory.md 15.5).
+
 Progress: ``progress(done, total)`` with ``(0, total)`` first and after each run,
 ``total = seeds``.  Importing this module does not import torch; :func:`run_sgd` does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping
@@ -58,13 +70,17 @@ from shuffledp.experiments.seeding import check_seed, rng_for, seed_int
 from shuffledp.experiments.sweeps import IDENTICAL, draw_budgets
 from shuffledp.validation import check_int, check_real, check_str, describe
 
-__all__ = ["NONPRIVATE", "SGD_DEFAULTS", "GRID_KEYS", "run_seeds", "load_sgd_data",
+__all__ = ["NONPRIVATE", "TIERS_METHOD", "SGD_DEFAULTS", "GRID_KEYS", "run_seeds", "load_sgd_data",
            "sgd_base_profile", "job_config", "run_sgd"]
 
 log = logging.getLogger(__name__)
 
 #: The reference run without noise.
 NONPRIVATE = "nonprivate"
+#: The ``clones`` accounting with per-tier targets (module docstring).
+TIERS_METHOD = "clones_tiers"
+#: At most this many levels are listed in ``local_eps_levels`` and the ``tier_*`` columns.
+LEVELS_SHOWN = 16
 #: Defaults of the ``sgd`` config section (as in ``config/schema.yaml``).
 SGD_DEFAULTS: Mapping[str, Any] = {
     "dataset": "digits", "mnist_path": "", "max_train": 0, "test_fraction": 0.2,
@@ -104,6 +120,10 @@ SGD_TABLE = Columns(
         # distinct per-round local eps trained with, and them (';'-separated, <= 16)
         col("budget_levels", INTEGER, nullable=True, optional=True),
         col("local_eps_levels", STRING, nullable=True, optional=True),
+        # clones and clones_tiers: per budget level (increasing), ';'-separated (<= 16 levels)
+        col("tier_users", STRING, nullable=True, optional=True),
+        col("tier_eps", STRING, nullable=True, optional=True),
+        col("tier_eps_targets", STRING, nullable=True, optional=True),
         col("status", CHOICE, values=STATUS),
         col("reason", STRING, nullable=True),
         col("accuracy", NUMBER, nullable=True),
@@ -198,10 +218,13 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
     """One row per run (module docstring) of ``method`` at the central ``target_eps`` (None
     for ``nonprivate``); ``config``: the ``sgd`` section (missing keys take
     :data:`SGD_DEFAULTS`); ``profiles``: name -> spec; ``seed``: the master seed."""
-    from shuffledp.sgd.accounting import METHOD_KIND, calibrate_scale
+    from shuffledp.sgd.accounting import METHOD_KIND as ACCOUNTING_KIND
+    from shuffledp.sgd.accounting import calibrate_scale
     from shuffledp.sgd.randomizers import make_randomizer
+    from shuffledp.sgd.tiers import calibrate_tiers, tier_guarantees
     from shuffledp.sgd.train import SGDConfig, train_shuffled_sgd
 
+    METHOD_KIND = {**ACCOUNTING_KIND, TIERS_METHOD: "upper"}  # noqa: N806
     cfg = _settings(config)
     check_str(method, "method")
     if method != NONPRIVATE and method not in METHOD_KIND:
@@ -229,16 +252,32 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
     import numpy as np
 
     common["chance"] = float(np.bincount(np.asarray(first.y_test)).max() / len(first.y_test))
-    calibration, reason = None, ""
+    calibration, reason, tier_cols = None, "", {}
     if method != NONPRIVATE:
         base = sgd_base_profile(cfg, profiles, first.n_train, seed)
-        if method == "clones":
+        if method in ("clones", TIERS_METHOD):
             base = base.rounded_down(check_int(cfg["tiers"], "tiers", low=1))
+        settings = {"rounds": sgd_cfg.rounds, "delta": float(cfg["delta"]),
+                    "randomizer": randomizer.name, "clone": cfg["clone"],
+                    "discretization": float(cfg["discretization"])}
         try:
-            calibration = calibrate_scale(
-                method=method, base=base, rounds=sgd_cfg.rounds, eps=float(target_eps),
-                delta=float(cfg["delta"]), randomizer=randomizer.name, clone=cfg["clone"],
-                discretization=float(cfg["discretization"]))
+            if method == TIERS_METHOD:
+                levels = base.tiers.eps
+                targets = float(target_eps) * levels / levels.min()
+                calibration, tiers = calibrate_tiers(method="clones", base=base,
+                                                     targets=targets, **settings)
+                # the row's target is the smallest budgets' one, and so is its eps_achieved
+                # (each level's own eps and target are in the tier_* columns)
+                calibration = dataclasses.replace(calibration, method=TIERS_METHOD,
+                                                  target_eps=float(target_eps),
+                                                  bound_eps=float(tiers[0].eps))
+                tier_cols = _tier_columns(tiers, targets)
+            else:
+                calibration = calibrate_scale(method=method, base=base, eps=float(target_eps),
+                                              **settings)
+                if method == "clones" and calibration.profile.tiers.eps.size <= LEVELS_SHOWN:
+                    tier_cols = _tier_columns(tier_guarantees(
+                        method="clones", profile=calibration.profile, **settings), None)
             log.info("%s target eps %g: local eps scale %.4g", method, target_eps,
                      calibration.scale)
         except ParameterRegimeError as err:
@@ -258,6 +297,7 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
             else:
                 row.update({c: v for c, v in calibration.as_row().items() if c not in row})
                 row.update(_levels(calibration.profile))
+                row.update(tier_cols)
             row.update(status="ok", reason="", accuracy=res.accuracy,
                        train_accuracy=res.train_accuracy, n_users=res.n_users,
                        n_params=res.n_params, seconds=res.seconds)
@@ -267,6 +307,26 @@ def run_sgd(*, method: str, target_eps: float | None, config: Mapping[str, Any],
         if progress:
             progress(k + 1, len(seeds))
     return rows
+
+
+def _tier_columns(tiers, targets) -> dict[str, Any]:
+    """``tier_users``, ``tier_eps`` (certified central eps per level) and
+    ``tier_eps_targets`` (per-tier targets, or empty), ';'-separated, 4 significant digits
+    (eps rounded up: the text never claims less than the certificate)."""
+    def up(v: float) -> str:
+        if not (math.isfinite(v) and v > 0):
+            return f"{v:.4g}"
+        step = 10.0 ** (math.floor(math.log10(v)) - 3)
+        text = f"{math.ceil(v / step) * step:.4g}"
+        while float(text) < v:  # round-off of the product
+            text = f"{float(text) + step:.4g}"
+        return text
+
+    if len(tiers) > LEVELS_SHOWN:
+        return {}
+    return {"tier_users": ";".join(str(g.n) for g in tiers),
+            "tier_eps": ";".join(up(g.eps) for g in tiers),
+            "tier_eps_targets": "" if targets is None else ";".join(f"{v:.6g}" for v in targets)}
 
 
 def _levels(profile: BudgetProfile) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Local randomizers for shuffled personalized LDP, with their shuffled estimators.
 
 Mean of values in [-1, 1]: :class:`LaplaceMechanism`, :class:`DuchiMechanism`,
-:class:`PiecewiseMechanism`, :class:`GaussianMechanism`.  Frequencies over d categories:
+:class:`PiecewiseMechanism`, :class:`GaussianMechanism`, :class:`LaplaceSharedMechanism`.
+Frequencies over d categories:
 :class:`GRRMechanism`, :class:`OUEMechanism`.  Each is a frozen dataclass holding the per-user
 budgets, its citation and the quantities bounds need (``eps``, ``delta``,
 :meth:`~Mechanism.randomizer`, :meth:`~Mechanism.blanket_mass`); see
@@ -10,7 +11,7 @@ budgets, its citation and the quantities bounds need (``eps``, ``delta``,
 The registries map config names to classes (lookup only; no dispatch on strings elsewhere):
 
 >>> sorted(MEAN_MECHANISMS), sorted(FREQUENCY_MECHANISMS)
-(['duchi', 'gaussian', 'laplace', 'piecewise'], ['grr', 'oue'])
+(['duchi', 'gaussian', 'laplace', 'laplace_shared', 'piecewise'], ['grr', 'oue'])
 >>> get_mechanism("nope")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -31,6 +32,7 @@ from shuffledp.mechanisms.mean import (
     DuchiMechanism,
     GaussianMechanism,
     LaplaceMechanism,
+    LaplaceSharedMechanism,
     PiecewiseMechanism,
     analytic_gaussian_sigma,
     gaussian_delta,
@@ -41,6 +43,7 @@ __all__ = [
     "MeanMechanism",
     "FrequencyMechanism",
     "LaplaceMechanism",
+    "LaplaceSharedMechanism",
     "DuchiMechanism",
     "PiecewiseMechanism",
     "GaussianMechanism",
@@ -56,7 +59,8 @@ __all__ = [
 
 MEAN_MECHANISMS: dict[str, type[MeanMechanism]] = {
     cls.name: cls
-    for cls in (LaplaceMechanism, DuchiMechanism, PiecewiseMechanism, GaussianMechanism)
+    for cls in (LaplaceMechanism, DuchiMechanism, PiecewiseMechanism, GaussianMechanism,
+                LaplaceSharedMechanism)
 }
 FREQUENCY_MECHANISMS: dict[str, type[FrequencyMechanism]] = {
     cls.name: cls for cls in (GRRMechanism, OUEMechanism)

@@ -7,6 +7,8 @@ are unbiased, and for the optional ``labels`` = the budget each user chose to at
 
 * :class:`LaplaceMechanism`: ``x_i + Lap(2/eps_i)`` (Dwork, McSherry, Nissim, Smith, TCC 2006,
   Example 1 / Proposition 1; the L1 sensitivity of x in [-1, 1] is 2).
+* :class:`LaplaceSharedMechanism`: ``(eps_i / 2) x_i + Lap(1)``: one noise law for every budget,
+  the signal scaled by the budget (docs/theory.md 15.6).
 * :class:`DuchiMechanism`: Duchi, Jordan, Wainwright's one-bit mechanism (JASA 113, 2018,
   arXiv 1604.02390, Section 4.2.3, one-dimensional case), in the form of Wang et al., ICDE 2019
   (arXiv 1907.00782), Algorithm 1.
@@ -38,6 +40,7 @@ from shuffledp.validation import as_real_array, check_array_range, check_bool, d
 
 __all__ = [
     "LaplaceMechanism",
+    "LaplaceSharedMechanism",
     "DuchiMechanism",
     "PiecewiseMechanism",
     "GaussianMechanism",
@@ -120,6 +123,74 @@ class LaplaceMechanism(_UnbiasedReports):
     def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
         xv = self.check_values(x)
         return xv + check_rng(rng).laplace(0.0, 1.0, size=self.n) * self.scale()
+
+
+@dataclass(frozen=True, eq=False)
+class LaplaceSharedMechanism(MeanMechanism):
+    """``y_i = s_i x_i + Lap(1)`` with ``s_i = eps_i / 2``: one noise law for every budget.
+
+    The L1 sensitivity of ``s_i x_i`` on [-1, 1] is ``eps_i``, so the report is pure
+    eps_i-LDP (Dwork, McSherry, Nissim, Smith, TCC 2006, Proposition 1).  Where
+    :class:`LaplaceMechanism` gives a larger budget less noise, this one gives it more signal;
+    the noise law is common, so every user's report hides every victim whatever the budgets
+    (family ``laplace_shared``, docs/theory.md 15.6).  Code names: ``eps`` = epsilon_i,
+    :meth:`signal` = s_i.
+
+    Shuffled estimator (unlabelled): ``sum_i y_i / sum_i s_i``.  Under a random assignment of
+    the budgets (module :mod:`shuffledp.mechanisms.base`), ``E[sum_i y_i] = mean(s) sum_i
+    x_i``, so it is unbiased, with variance ``(2 n + V) / (sum_i s_i)^2``, ``V`` =
+    :func:`permutation_variance` of x and s (the spread of the signals).  For identical budgets
+    it is the plain mean of ``x_i + Lap(2/eps)``.  Labelled: ``mean_i y_i / s_i`` (the
+    Laplace mechanism's reports), variance ``sum_i 2 / s_i^2 / n^2``.  By Jensen's inequality
+    the noise part ``2 n / (sum s)^2 = 8 / (n mean(eps)^2)`` is at most the Laplace
+    mechanism's ``8 mean(1/eps^2) / n``.
+
+    Blanket mass against the common blanket ``Lap(0, 1)``: ``e^{-s_i} = e^{-eps_i/2}``.
+
+    >>> m = LaplaceSharedMechanism(eps=[1.0, 2.0])
+    >>> m.signal().tolist(), round(m.variance([0.0, 0.0]), 6)  # (2 n) / (1.5)^2
+    ([0.5, 1.0], 1.777778)
+    """
+
+    name: ClassVar[str] = "laplace_shared"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "laplace_shared"
+    citation: ClassVar[str] = ("Dwork, McSherry, Nissim, Smith, TCC 2006, Proposition 1, with "
+                               "one noise scale (docs/theory.md 15.6)")
+
+    def signal(self, eps: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """s_i = eps_i / 2 (``eps``: other budgets, e.g. labels)."""
+        return (self.eps if eps is None else as_budgets(eps, "eps")) / 2.0
+
+    def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        yv, xv = _values_array(y, "y"), _values_array(x, "x")
+        return 0.5 * np.exp(-np.abs(yv - self.signal() * xv))
+
+    def blanket_mass(self) -> NDArray[np.float64]:
+        return np.exp(-self.eps / 2.0)
+
+    def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+        xv = self.check_values(x)
+        return self.signal() * xv + check_rng(rng).laplace(0.0, 1.0, size=self.n)
+
+    def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
+        rep = as_real_array(reports, "reports", scalar=False)
+        if rep.ndim != 1 or rep.size != self.n:
+            raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
+        check_array_range(rep, "reports")
+        lab = self._check_labels(labels, rep.size)
+        if lab is None:
+            return float(rep.sum() / self.signal().sum())
+        return float((rep / self.signal(lab)).mean())
+
+    def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
+        labelled = check_bool(labelled, "labelled")
+        xv = self.check_values(x)
+        s = self.signal()
+        if labelled:
+            return float((2.0 / s**2).sum() / self.n**2)
+        return float((2.0 * self.n + permutation_variance(xv, s)) / s.sum() ** 2)
 
 
 @dataclass(frozen=True, eq=False)

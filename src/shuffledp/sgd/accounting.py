@@ -19,17 +19,15 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
     (:func:`shuffledp.bounds.clones.clone_pair` of ``n_k`` identical users at
     ``(eps_k, delta_k)``, standard clones: Feldman, McMillan, Talwar, FOCS 2021, arXiv
     2012.12803, Theorem 3.2 and Appendix E; the victim's delta as a leak, docs/theory.md 8).
-    Only the victim's own tier provides clones: the L2-ball Duchi randomizer reports on a
-    sphere whose radius depends on the budget, and d-dimensional Gaussians of different
-    scales barely overlap; users of other tiers are independent of the victim (post-
-    processing).  So (P, Q) dominates the round in the sense of trade-off functions, for
-    *every* model; by the adaptive composition theorem of f-DP (Dong, Roth, Su, JRSS-B 2022,
-    Theorem 3.2) T rounds are dominated by (P^T, Q^T), whose hockey-stick divergence is
-    computed exactly up to discretisation by composing the privacy loss distribution (PLD)
-    of (P, Q) with itself T times (dp_accounting, ``PrivacyLossDistribution.self_compose``).
-    The guarantee is the maximum over the victim tiers (:func:`victim_tiers`: tiers merged
-    and pruned by the monotonicity of the pair, Lemma 9).  The pair is mirror symmetric
-    (``Q_c(a) = P_c(c+1-a)``), so one PLD serves both directions (``symmetric=True``).
+    Only the victim's own tier provides clones (Duchi: spheres of budget-dependent radii;
+    d-dimensional Gaussians of different scales barely overlap; other users are post-
+    processing); for ``duchi_sphere`` every user does, the pair being binary RR's blanket
+    pair of the round (docs/theory.md 15.5, Theorem 8).  (P, Q) dominates the round in the
+    sense of trade-off functions for *every* model, so by adaptive f-DP composition (Dong,
+    Roth, Su, JRSS-B 2022, Thm 3.2) T rounds are dominated by (P^T, Q^T): the PLD of (P, Q)
+    composed T times (dp_accounting ``self_compose``).  The guarantee is the maximum over
+    the victim tiers (:func:`victim_tiers`, merged and pruned by Lemma 9); the pair is
+    mirror symmetric, so one PLD serves both directions.
 
     Gaussian randomizer (approximate LDP): the other users of the tier do not dominate the
     victim's mixture exactly; their deficit is at most ``e^{-eps_k} delta_k`` each in total
@@ -37,23 +35,17 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
     PLD's delta.  Each Gaussian is ``(e, gdp_delta(e, mu_k))``-LDP for every e, and
     :class:`RoundsAccount` keeps the best of several such points.
 
-    Discretisation is *pessimistic*: every privacy loss ``L = log(p/q)`` is rounded **up** to
-    the grid ``k * discretization`` (``k = ceil(L / discretization)``); the mass the pair
-    leaves out (``tail_mass``: truncated clone counts, the victim's delta_v, round-off) is
-    put at loss ``+inf``; the composition's truncated tails too (dp_accounting's pessimistic
-    mode).  Rounding losses up can only raise ``E_P[(1 - e^{eps - L_1 - ... - L_T})_+]``, so
-    the result is an upper bound; its excess is at most ``T * discretization`` in eps.
+    Discretisation is *pessimistic*: every loss ``L = log(p/q)`` is rounded **up** to the grid
+    ``k * discretization``; what the pair leaves out (``tail_mass``: truncated counts, the
+    victim's delta_v, round-off) and the composition's truncated tails go to loss ``+inf``
+    (dp_accounting's pessimistic mode): an upper bound, at most ``T * discretization`` above
+    in eps.  Gaussian: also capped by the ``local`` guarantee (a minimum of valid bounds).
 
-    With the Gaussian randomizer the result is also capped by the ``local`` guarantee below
-    (a minimum of two valid bounds).
-
-    Validity: the standard clones, for both SGD randomizers, any profile (a profile of
-    distinct budgets gets no amplification: round it to a few levels first,
-    :meth:`~shuffledp.budgets.BudgetProfile.rounded_down`, as the SGD experiment does).  Not
-    covered, so :class:`~shuffledp.errors.ParameterRegimeError` is raised: ``clone =
-    "stronger"`` (FMT23 with Errata: a restricted class, randomized response; the Duchi and
-    Gaussian randomizers are not in it).  Per-round subsampling of users is not supported
-    (docs/theory.md 14, "Subsampling").
+    Validity: the standard clones, every SGD randomizer, any profile (distinct budgets get no
+    amplification with duchi and gaussian: round the profile to a few levels first,
+    :meth:`~shuffledp.budgets.BudgetProfile.rounded_down`).  ``clone = "stronger"`` raises
+    :class:`~shuffledp.errors.ParameterRegimeError` (FMT23 with Errata: randomized response
+    only).  No per-round subsampling of users (docs/theory.md 14, "Subsampling").
 
 ``local`` (kind ``upper``) -- the local-only reference, no amplification: the victim's own T
     reports, a post-processing-free view of the protocol (the others' reports are
@@ -207,6 +199,10 @@ class VictimTier(NamedTuple):
     leak: float
     tiers: int
     mu: float = math.nan
+    #: Cross-tier randomizers (``duchi_sphere``): the round's profile (every user in the pool)
+    #: and the victim's tier in it (-1: the conservative victim); None for one-tier pools.
+    pool: BudgetProfile | None = None
+    index: int = -1
 
 
 def victim_tiers(profile: BudgetProfile, randomizer: str) -> list[VictimTier]:
@@ -227,6 +223,12 @@ def victim_tiers(profile: BudgetProfile, randomizer: str) -> list[VictimTier]:
         raise TypeError(f"profile must be a BudgetProfile, got {describe(profile)}")
     t = profile.tiers
     counts = t.counts.astype(np.int64)
+    if getattr(cls, "cross_tier", False):  # docs/theory.md 15.5: one pair per tier
+        if t.eps.size > CROSS_TIER_PAIRS:
+            return [VictimTier(int(profile.n), float(t.eps[-1]), float(t.delta.max()), 0.0,
+                               int(t.eps.size), math.nan, profile, -1)]
+        return [VictimTier(int(c), float(e), float(d), 0.0, 1, math.nan, profile, k)
+                for k, (c, e, d) in enumerate(zip(counts, t.eps, t.delta, strict=True))]
     if cls.pure:
         leak = np.zeros(counts.size)
         mu = np.full(counts.size, math.nan)
@@ -267,6 +269,10 @@ def round_clone_pair(
     """
     from shuffledp.bounds.clones import clone_pair
 
+    if isinstance(tier, VictimTier) and tier.pool is not None:
+        # binary RR's blanket pair of the round (Theorem 8): "stronger" masses are the blanket's
+        return clone_pair(tier.pool, clone="stronger", tol=tol,
+                          victim_tier=None if tier.index < 0 else tier.index)
     if isinstance(tier, BudgetProfile):
         t = tier.tiers
         if t.eps.size != 1:
@@ -280,6 +286,11 @@ def round_clone_pair(
                           clone=clone, tol=tol)
     p, q = _rr_pair(tier.eps)
     return p * (1.0 - tier.delta), q * (1.0 - tier.delta), tier.delta
+
+
+#: Cross-tier randomizers: one victim pair per tier up to this many tiers, else the
+#: conservative victim alone (valid for every tier).
+CROSS_TIER_PAIRS = 64
 
 
 def _rr_pair(eps0: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -590,6 +601,28 @@ def _local_pld(profile, rounds, randomizer, clone, discretization):
 
 
 # --------------------------------------------------------------------------- calibration
+def check_search(*, method, base, rounds, delta, randomizer, clone, discretization, rtol,
+                 scale_min, eps_local_max) -> tuple[int, float, float, float, float]:
+    """Checked search arguments ``(rounds, delta, rtol, scale_min, eps_local_max / max eps_i)``
+    (:func:`calibrate_scale`, :func:`shuffledp.sgd.tiers.calibrate_tiers`)."""
+    t = _check_rounds(rounds)
+    delta = check_target_delta(delta)
+    _check_common(base, clone, discretization)
+    rtol = check_real(rtol, "rtol", low=0.0, high=0.5, low_open=True)
+    scale_min = check_real(scale_min, "scale_min", low=0.0, low_open=True)
+    eps_local_max = check_real(eps_local_max, "eps_local_max", low=0.0, high=EPS_LOCAL_MAX,
+                               low_open=True)
+    if base.eps_max <= 0:
+        raise ValueError("base profile must have some eps_i > 0")
+    check_applicable(method=method, profile=base, randomizer=randomizer, clone=clone)
+    s_max = eps_local_max / base.eps_max
+    if scale_min > s_max:
+        raise ValueError(
+            f"scale_min must be <= eps_local_max / max eps_i = {s_max:g}, got {scale_min!r}"
+        )
+    return t, delta, rtol, scale_min, s_max
+
+
 def calibrate_scale(
     *,
     method: str,
@@ -622,22 +655,11 @@ def calibrate_scale(
     >>> cal.eps_achieved <= 2.0, round(cal.scale, 1), cal.bound_delta <= 1e-5
     (True, 1.7, True)
     """
-    t = _check_rounds(rounds)
     eps = check_real(eps, "eps", low=0.0, low_open=True)
-    delta = check_target_delta(delta)
-    _check_common(base, clone, discretization)
-    rtol = check_real(rtol, "rtol", low=0.0, high=0.5, low_open=True)
-    scale_min = check_real(scale_min, "scale_min", low=0.0, low_open=True)
-    eps_local_max = check_real(eps_local_max, "eps_local_max", low=0.0, high=EPS_LOCAL_MAX,
-                               low_open=True)
-    if base.eps_max <= 0:
-        raise ValueError("base profile must have some eps_i > 0")
-    check_applicable(method=method, profile=base, randomizer=randomizer, clone=clone)
-    s_max = eps_local_max / base.eps_max
-    if scale_min > s_max:
-        raise ValueError(
-            f"scale_min must be <= eps_local_max / max eps_i = {s_max:g}, got {scale_min!r}"
-        )
+    t, delta, rtol, scale_min, s_max = check_search(
+        method=method, base=base, rounds=rounds, delta=delta, randomizer=randomizer,
+        clone=clone, discretization=discretization, rtol=rtol, scale_min=scale_min,
+        eps_local_max=eps_local_max)
     settings = {"randomizer": randomizer, "clone": clone, "discretization": discretization}
 
     def check(s: float) -> ScaleCheck:

@@ -69,6 +69,8 @@ __all__ = [
     "clip_rows",
     "GaussianRandomizer",
     "DuchiRandomizer",
+    "DuchiSphereRandomizer",
+    "reference_eps",
     "RANDOMIZERS",
     "make_randomizer",
 ]
@@ -237,34 +239,139 @@ class DuchiRandomizer:
         n, d = g.shape
         e = _as_rows(eps, n, "eps")
         big_b = torch.as_tensor(np.atleast_1d(self.radius(eps=e, d=d)), dtype=g.dtype)
-        norms = g.norm(dim=1)
-        p_plus = torch.clamp(0.5 + norms / (2.0 * self.clip), 0.0, 1.0)
-        s = torch.where(torch.rand(n, generator=generator, dtype=g.dtype) < p_plus, 1.0, -1.0)
-        z = torch.randn(g.shape, generator=generator, dtype=g.dtype)
-        z.div_(z.norm(dim=1, keepdim=True))
-        # sign <z, v> with v = s u, u = g/||g||; in place, no (n, d) temporaries.
-        dots = torch.einsum("ij,ij->i", z, g)
-        zero = norms <= 0
-        if bool(zero.any()):  # x = 0: u is a uniformly random direction
-            w = torch.randn((int(zero.sum()), d), generator=generator, dtype=g.dtype)
-            dots[zero] = torch.einsum("ij,ij->i", z[zero], w)
-        side = torch.sign(dots) * s
-        side = torch.where(side == 0, 1.0, side)
-        # the opposite hemisphere w.p. 1/(1 + e^eps).  The draw is compared with this minority
-        # probability, not with e^eps/(1 + e^eps), which rounds to 1 in float32 above eps ~ 17
-        # (the report would then be deterministic, not eps-LDP): u < m happens with probability
-        # >= m on the grid of torch.rand, which moves both sides towards 1/2.
-        other = torch.as_tensor(1.0 / (1.0 + np.exp(e)), dtype=g.dtype)
-        other_side = torch.rand(n, generator=generator, dtype=g.dtype) < other
-        flip = torch.where(other_side, -side, side)  # sign(<z, v>) = +1 unless other_side
-        return z.mul_((flip * big_b).unsqueeze(1))
+        return _cap_reports(g, e, big_b, self.clip, generator)
+
+
+def _cap_reports(g: torch.Tensor, e: NDArray[np.float64], big_b: torch.Tensor, clip: float,
+                 generator: torch.Generator) -> torch.Tensor:
+    """Duchi et al.'s cap draw (module docstring) for rows ``g`` (clipped to ``clip``) at the
+    budgets ``e``, on spheres of radii ``big_b`` (one per row, or one for all)."""
+    n, d = g.shape
+    norms = g.norm(dim=1)
+    p_plus = torch.clamp(0.5 + norms / (2.0 * clip), 0.0, 1.0)
+    s = torch.where(torch.rand(n, generator=generator, dtype=g.dtype) < p_plus, 1.0, -1.0)
+    z = torch.randn(g.shape, generator=generator, dtype=g.dtype)
+    z.div_(z.norm(dim=1, keepdim=True))
+    # sign <z, v> with v = s u, u = g/||g||; in place, no (n, d) temporaries.
+    dots = torch.einsum("ij,ij->i", z, g)
+    zero = norms <= 0
+    if bool(zero.any()):  # x = 0: u is a uniformly random direction
+        w = torch.randn((int(zero.sum()), d), generator=generator, dtype=g.dtype)
+        dots[zero] = torch.einsum("ij,ij->i", z[zero], w)
+    side = torch.sign(dots) * s
+    side = torch.where(side == 0, 1.0, side)
+    # the opposite hemisphere w.p. 1/(1 + e^eps).  The draw is compared with this minority
+    # probability, not with e^eps/(1 + e^eps), which rounds to 1 in float32 above eps ~ 17
+    # (the report would then be deterministic, not eps-LDP): u < m happens with probability
+    # >= m on the grid of torch.rand, which moves both sides towards 1/2.
+    other = torch.as_tensor(1.0 / (1.0 + np.exp(e)), dtype=g.dtype)
+    other_side = torch.rand(n, generator=generator, dtype=g.dtype) < other
+    flip = torch.where(other_side, -side, side)  # sign(<z, v>) = +1 unless other_side
+    return z.mul_((flip * big_b).unsqueeze(1))
+
+
+def reference_eps(eps: ArrayLike) -> float:
+    """The budget whose signal factor is the mean one: ``tanh(e/2) = mean_i tanh(eps_i/2)``
+    (:class:`DuchiSphereRandomizer`, whose reports then have signal weights of mean 1)."""
+    e = np.atleast_1d(as_real_array(eps, "eps"))
+    bad = ~np.isfinite(e) | (e <= 0) | (e > EPS_LOCAL_MAX)
+    if e.size == 0 or np.any(bad):
+        first = float(e[np.flatnonzero(bad)[0]]) if e.size else float("nan")
+        raise ValueError(f"eps must be finite and in (0, {EPS_LOCAL_MAX:g}] for the "
+                         f"duchi_sphere randomizer, got {first!r}")
+    return float(2.0 * np.arctanh(min(float(np.mean(np.tanh(e / 2.0))), 1.0 - 1e-16)))
+
+
+@dataclass(frozen=True)
+class DuchiSphereRandomizer:
+    """Duchi et al.'s L2-ball mechanism on one sphere for every budget (docs/theory.md 15.5).
+
+    The same cap draw as :class:`DuchiRandomizer` (the hemisphere facing the randomized
+    direction with probability ``pi_i = e^{eps_i}/(1+e^{eps_i})``, so each report is pure
+    ``eps_i``-LDP), but every user reports on the sphere of the one radius ``B(e_ref)`` with
+    ``tanh(e_ref/2) = mean_i tanh(eps_i/2)`` (:func:`reference_eps` of the round's budgets),
+    instead of ``B(eps_i)``.  So ``E[report_i] = w_i x_i`` with the *signal weight*
+    ``w_i = tanh(eps_i/2) / tanh(e_ref/2)`` (mean 1): the server's mean of the reports is an
+    unbiased estimate of the ``w``-weighted mean of the clipped gradients (the weights depend
+    on the public budgets only).  Its noise, ``B(e_ref)^2 / n`` per coordinate sum, is at most
+    the per-budget radii's ``mean_i B(eps_i)^2 / n`` (Jensen's inequality for the convex
+    ``1/t^2``).
+
+    Why: the report laws of all users now share the uniform law on the common sphere as a
+    blanket, each with mass ``2/(1+e^{eps_j})`` whatever its budget, so every user hides every
+    victim; the shuffled round is bounded by the binary randomized response blanket pair of
+    the same budgets (Lemma 14, docs/theory.md 15.5), per victim tier.
+
+    >>> import torch
+    >>> r = DuchiSphereRandomizer(clip=1.0)
+    >>> g = torch.Generator().manual_seed(0)
+    >>> out = r.randomize(torch.zeros(3, 2), eps=[0.5, 1.0, 2.0], generator=g)
+    >>> bool(torch.allclose(out.norm(dim=1), out.norm(dim=1)[0]))
+    True
+    """
+
+    clip: float
+    name: ClassVar[str] = "duchi_sphere"
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "duchi_sphere"
+    pure: ClassVar[bool] = True
+    #: Reports of every budget share one blanket: the accounting amplifies across tiers.
+    cross_tier: ClassVar[bool] = True
+    citation: ClassVar[str] = ("Duchi, Jordan, Wainwright, JASA 2018, Sec. 4.2.3 (L2 ball), "
+                               "on one common sphere (docs/theory.md 15.5)")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clip", _check_clip(self.clip))
+
+    @property
+    def sensitivity(self) -> float:
+        """Inputs lie in the ball of radius C; pure LDP holds for any two of them."""
+        return 2.0 * self.clip
+
+    def radius(self, *, eps: ArrayLike, d: int) -> float:
+        """The common radius ``B(e_ref)`` for the budgets ``eps`` of the round."""
+        return float(DuchiRandomizer(clip=self.clip).radius(eps=reference_eps(eps), d=d))
+
+    def signal_weights(self, eps: ArrayLike, reference: ArrayLike | None = None
+                       ) -> NDArray[np.float64]:
+        """``w_i = tanh(eps_i/2) / tanh(e_ref/2)``: ``E[report_i] = w_i x_i``; ``e_ref`` of
+        ``reference`` (the whole round's budgets; default ``eps``)."""
+        e = np.atleast_1d(as_real_array(eps, "eps"))
+        ref = reference_eps(e if reference is None else reference)
+        reference_eps(e)  # checks every entry
+        return np.tanh(e / 2.0) / math.tanh(ref / 2.0)
+
+    def randomize(
+        self,
+        g: torch.Tensor,
+        *,
+        eps: torch.Tensor | ArrayLike,
+        generator: torch.Generator,
+        delta: torch.Tensor | ArrayLike | None = None,
+        reference: torch.Tensor | ArrayLike | None = None,
+    ) -> torch.Tensor:
+        """Reports on the common sphere; ``g`` must be clipped to ``clip``.  ``reference``:
+        the budgets of the whole round, which set the radius (default: ``eps``, right when
+        ``g`` holds every user; a caller randomizing in chunks passes all budgets).
+        ``delta`` is ignored (pure LDP)."""
+        _check_rows(g, "g")
+        generator = _check_generator(generator)
+        n, d = g.shape
+        e = _as_rows(eps, n, "eps")
+        ref = e if reference is None else np.atleast_1d(np.asarray(
+            reference.cpu() if isinstance(reference, torch.Tensor) else reference, dtype=float))
+        big_b = torch.as_tensor(self.radius(eps=ref, d=d), dtype=g.dtype)
+        reference_eps(e)  # every budget of the chunk in range
+        return _cap_reports(g, e, big_b, self.clip, generator)
 
 
 #: Randomizers by config name.
-RANDOMIZERS: dict[str, type] = {"gaussian": GaussianRandomizer, "duchi": DuchiRandomizer}
+RANDOMIZERS: dict[str, type] = {"gaussian": GaussianRandomizer, "duchi": DuchiRandomizer,
+                                "duchi_sphere": DuchiSphereRandomizer}
 
 
-def make_randomizer(name: str, *, clip: float) -> GaussianRandomizer | DuchiRandomizer:
+def make_randomizer(name: str, *, clip: float
+                    ) -> GaussianRandomizer | DuchiRandomizer | DuchiSphereRandomizer:
     """The randomizer registered as ``name`` with clipping norm ``clip``."""
     check_str(name, "name")
     try:

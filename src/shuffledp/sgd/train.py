@@ -51,12 +51,17 @@ from shuffledp.sgd.models import (
     per_example_grads,
     set_flat_params,
 )
-from shuffledp.sgd.randomizers import DuchiRandomizer, GaussianRandomizer, clip_rows
+from shuffledp.sgd.randomizers import (
+    DuchiRandomizer,
+    DuchiSphereRandomizer,
+    GaussianRandomizer,
+    clip_rows,
+)
 from shuffledp.validation import as_real_array, check_array_range, check_int, check_real
 
 __all__ = ["SGDConfig", "TrainResult", "private_mean_gradient", "train_shuffled_sgd"]
 
-Randomizer = GaussianRandomizer | DuchiRandomizer
+Randomizer = GaussianRandomizer | DuchiRandomizer | DuchiSphereRandomizer
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,10 @@ def private_mean_gradient(
         g = clip_rows(per_example_grads(model, x[sl], y[sl]), clip, inplace=True)
         if randomizer is not None:
             assert eps is not None and delta is not None
-            g = randomizer.randomize(g, eps=eps[sl], delta=delta[sl], generator=generator)
+            if isinstance(randomizer, DuchiSphereRandomizer):  # one radius for the round
+                g = randomizer.randomize(g, eps=eps[sl], generator=generator, reference=eps)
+            else:
+                g = randomizer.randomize(g, eps=eps[sl], delta=delta[sl], generator=generator)
         s = g.sum(dim=0)
         total = s if total is None else total + s
     assert total is not None
@@ -234,10 +242,11 @@ _POSITIVE_EPS_RULE = (
 
 
 def _check_randomizer(randomizer: object) -> None:
-    if randomizer is not None and not isinstance(randomizer, (GaussianRandomizer, DuchiRandomizer)):
+    if randomizer is not None and not isinstance(
+            randomizer, (GaussianRandomizer, DuchiRandomizer, DuchiSphereRandomizer)):
         raise TypeError(
-            f"randomizer must be a GaussianRandomizer, a DuchiRandomizer or None, got "
-            f"{type(randomizer).__name__}"
+            f"randomizer must be a GaussianRandomizer, a DuchiRandomizer, a "
+            f"DuchiSphereRandomizer or None, got {type(randomizer).__name__}"
         )
 
 

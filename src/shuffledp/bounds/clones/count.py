@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.bounds.clones.masses import _check_clone, _grouped_pool
+from shuffledp.bounds.clones.masses import _check_clone, _grouped_pool, check_victim_tier
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.poisson_binomial import (
@@ -158,13 +158,14 @@ def _build_count(
 
 def clone_count(
     profile: BudgetProfile, *, clone: str = "stronger", tol: float = TOL,
-    rel_step: float = REL_STEP, direct: bool = False,
+    rel_step: float = REL_STEP, direct: bool = False, victim_tier: int | None = None,
 ) -> CloneCount:
     """The conservative victim and the pmf of its clone count, cached per (profile, options).
 
     The cache holds the last 32 results, keyed by a content hash of the profile's arrays
     (computed once per profile object), so one eps(delta) inversion builds the pmf once.
-    ``direct=True`` convolves without FFT (no round-off estimate needed).
+    ``direct=True`` convolves without FFT (no round-off estimate needed).  ``victim_tier``:
+    the victim of one budget tier (:func:`~shuffledp.bounds.clones.masses._grouped_pool`).
 
     >>> from shuffledp import BudgetProfile
     >>> cc = clone_count(BudgetProfile.identical(n=101, eps0=0.0))
@@ -173,11 +174,14 @@ def clone_count(
     """
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
-    key = (profile_digest(profile), clone, float(tol), float(rel_step), bool(direct))
+    victim_tier = check_victim_tier(profile, victim_tier)
+    key = (profile_digest(profile), clone, float(tol), float(rel_step), bool(direct),
+           victim_tier)
     hit = lru_get(_COUNT_CACHE, key)
     if hit is not None:
         return hit
-    eps_v, delta_v, values, counts, comps = _grouped_pool(profile, clone, rel_step)
+    eps_v, delta_v, values, counts, comps = _grouped_pool(profile, clone, rel_step,
+                                                          victim_tier)
     out = _build_count(eps_v, delta_v, values, counts, tol=tol, direct=direct,
                        complements=comps)
     return lru_put(_COUNT_CACHE, key, out, _CACHE_SIZE)

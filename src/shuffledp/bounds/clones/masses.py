@@ -24,7 +24,7 @@ from shuffledp.poisson_binomial import group_with_complements
 
 special = lazy_module("scipy.special")
 
-__all__ = ["CLONE_KINDS", "clone_probabilities", "worst_victim"]
+__all__ = ["CLONE_KINDS", "clone_probabilities", "worst_victim", "check_victim_tier"]
 
 CLONE_KINDS = ("stronger", "standard")
 
@@ -88,15 +88,44 @@ def worst_victim(
     return profile.eps_max, profile.delta_max, pool
 
 
+def check_victim_tier(profile: BudgetProfile, victim_tier: object) -> int | None:
+    """``victim_tier`` is None (the conservative victim) or the index of one budget tier of
+    ``profile`` (``profile.tiers``, sorted by eps then delta)."""
+    if victim_tier is None:
+        return None
+    if isinstance(victim_tier, bool) or not isinstance(victim_tier, (int, np.integer)):
+        raise TypeError(f"victim_tier must be None or a tier index (int), got "
+                        f"{type(victim_tier).__name__}")
+    size = int(profile.tiers.eps.size)
+    if not 0 <= int(victim_tier) < size:
+        raise ValueError(f"victim_tier must be in [0, {size - 1}] (the profile's budget "
+                         f"tiers), got {int(victim_tier)}")
+    return int(victim_tier)
+
+
 def _grouped_pool(
-    profile: BudgetProfile, clone: str, rel_step: float
+    profile: BudgetProfile, clone: str, rel_step: float, victim_tier: int | None = None
 ) -> tuple[float, float, NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
     """``(eps_v, delta_v, values, counts, complements)``: the worst victim and its pool,
     grouped and rounded down (:func:`shuffledp.poisson_binomial.group_with_complements`),
     with the accurate 1 - r of each group.  Identical users are one group without any
-    per-user array, so n = 10^8 costs one binomial."""
+    per-user array, so n = 10^8 costs one binomial.
+
+    ``victim_tier = k``: the victim is a user of budget tier k instead (its own budget
+    ``(eps_k, delta_k)``, the pool everyone but one user of tier k): the reduction for the
+    victims of that tier only, with masses that do not depend on the victim (``stronger``
+    for randomizers whose blanket is common to all budgets, docs/theory.md 15.5)."""
     _check_clone(clone)
     t = profile.tiers  # the budget histogram: nothing per user
+    if victim_tier is not None:
+        k = check_victim_tier(profile, victim_tier)
+        r = _mass(t.eps, t.delta, clone)
+        comp = _mass_complement(t.eps, t.delta, clone)
+        counts = t.counts.astype(np.int64).copy()
+        counts[k] -= 1
+        values, comps, grouped = group_with_complements(r, comp, rel_step=rel_step,
+                                                        counts=counts)
+        return float(t.eps[k]), float(t.delta[k]), values, grouped, comps
     if t.eps.size == 1:
         r = float(_mass(t.eps, t.delta, clone)[0])
         c = float(_mass_complement(t.eps, t.delta, clone)[0])

@@ -30,6 +30,7 @@ def clone_pair(
     tol: float = 1e-12,
     rel_step: float = REL_STEP,
     max_points: int = 5_000_000,
+    victim_tier: int | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """The dominating pair (P, Q) of the reduction as explicit vectors, for PLD accounting.
 
@@ -46,7 +47,8 @@ def clone_pair(
     ``hockey_stick(p, q, eps) + tail_mass >= clones_delta(...)`` up to the round-off slack.
 
     Raises :class:`ParameterRegimeError` when the support exceeds ``max_points`` (raise
-    ``tol`` or lower n).
+    ``tol`` or lower n).  ``victim_tier = k``: the pair of a victim of budget tier k (its
+    own budget, the pool everyone but one user of that tier; :func:`clone_count`).
 
     >>> from shuffledp import BudgetProfile
     >>> from shuffledp.bounds.clones import clones_delta
@@ -59,7 +61,8 @@ def clone_pair(
     """
     from shuffledp.errors import ParameterRegimeError
 
-    plan = _pair_plan(profile, clone=clone, tol=tol, rel_step=rel_step)
+    plan = _pair_plan(profile, clone=clone, tol=tol, rel_step=rel_step,
+                      victim_tier=victim_tier)
     total = int(plan.sizes.sum())
     if total > max_points:
         raise ParameterRegimeError(
@@ -87,10 +90,11 @@ class _PairPlan:
 
 
 def _pair_plan(profile: BudgetProfile, *, clone: str, tol: float,
-               rel_step: float) -> _PairPlan:
+               rel_step: float, victim_tier: int | None = None) -> _PairPlan:
     _check_clone(clone)
     _check_tol_step(tol, rel_step)
-    cc = clone_count(profile, clone=clone, tol=tol / 2.0, rel_step=rel_step)
+    cc = clone_count(profile, clone=clone, tol=tol / 2.0, rel_step=rel_step,
+                     victim_tier=victim_tier)
     w = cc.count.pmf
     c = cc.count.offset + np.arange(w.size, dtype=np.int64)
     keep = w > 0
@@ -140,6 +144,7 @@ def clone_pair_chunks(
     tol: float = 1e-12,
     rel_step: float = REL_STEP,
     chunk_points: int = 2_000_000,
+    victim_tier: int | None = None,
 ) -> tuple[Iterator[tuple[NDArray[np.float64], NDArray[np.float64]]], float]:
     """:func:`clone_pair` in pieces of at most about ``chunk_points`` outcomes (whole clone
     counts each), for pairs too large to hold at once (n = 10^6 and more): returns
@@ -157,7 +162,8 @@ def clone_pair_chunks(
         chunk_points < 1
     ):
         raise ValueError(f"chunk_points must be a positive integer, got {chunk_points!r}")
-    plan = _pair_plan(profile, clone=clone, tol=tol, rel_step=rel_step)
+    plan = _pair_plan(profile, clone=clone, tol=tol, rel_step=rel_step,
+                      victim_tier=victim_tier)
     ends = np.cumsum(plan.sizes)
 
     def pieces():

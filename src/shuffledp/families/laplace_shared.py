@@ -1,0 +1,83 @@
+"""Laplace noise of one scale for every budget, the signal scaled by the budget (family
+``laplace_shared``; docs/theory.md 15.6).
+
+User j reports ``s_j x_j + Lap(b)`` with ``s_j = eps_j b / 2`` (x_j in [-1, 1]): the L1
+sensitivity of ``s_j x_j`` is ``2 s_j = eps_j b``, so the report is pure eps_j-LDP (Dwork,
+McSherry, Nissim, Smith, TCC 2006).  The scale b is common (the estimator divides by
+``sum_j s_j``; :class:`~shuffledp.mechanisms.LaplaceSharedMechanism` takes b = 1).  Against
+a victim v, in the victim's units ``y / s_v`` (its inputs in [-1, 1], scale ``2/eps_v``),
+user j's report is ``(eps_j/eps_v) x_j + Lap(2/eps_v)``: every user has the victim's tails.
+
+* Blanket: ``omega = Lap(0, 2/eps_v)``, user j's mass ``e^{-eps_j/2}`` whatever the two
+  budgets (its infimum over inputs, ``Lap(0, 2/eps_v)(y) e^{-(eps_j/eps_v)(eps_v/2)}``).  The
+  victim's pair is the identical-budget Laplace pair, so the Laplace cases of
+  docs/theory.md 15.4 (Lemmas 11 and 12, with b_r = b_v) apply with these masses.
+* Clone mass (docs/theory.md 3.2): ``r = e^{-(eps_v + eps_j)/2}`` (user j's infimum
+  ``e^{-eps_j/2} omega`` against the victim's ``(P0 + P1)/2 <= e^{eps_v/2} omega``), which is
+  FMT21's ``e^{-eps}`` at equal budgets and decreases with the victim's budget.
+
+Variation-ratio row: the general one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange, vr_general
+from shuffledp.families.blanket import BlanketCase
+from shuffledp.families.laplace import SAME_SIGN_STEPS, _case
+from shuffledp.families.registry import register_family
+
+__all__ = ["LaplaceShared"]
+
+
+@register_family
+@dataclass(frozen=True)
+class LaplaceShared(Family):
+    """Laplace noise of one common scale, signal ``eps_j b / 2`` (module docstring).
+
+    >>> f = LaplaceShared()
+    >>> round(float(f.clone_mass(1.0, 1.0)), 6) == round(float(np.exp(-1.0)), 6)
+    True
+    >>> float(f.clone_mass(0.5, 2.0)) > 0.0  # a larger budget still hides the victim
+    True
+    """
+
+    positive_budgets = True  # the estimator divides by sum_j eps_j
+
+    name: ClassVar[str] = "laplace_shared"
+    title: ClassVar[str] = "Laplace noise of one scale, signal eps_i b / 2 (one blanket for all)"
+    victim_order: ClassVar[str] = "decreasing"
+    aware: ClassVar[bool] = True
+
+    def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.exp(-(a + b) / 2.0)
+
+    def _variation_ratio(self, eps0: float) -> VariationRatio:
+        return vr_general(eps0)
+
+    def blanket_cases(self, eps: float, group: VictimRange,
+                      users: UserClasses) -> list[BlanketCase]:
+        """The blanket ``Lap(0, 2/eps_v)`` in the units of the group's largest budget eps_v,
+        every user's mass ``e^{-eps_j/2}`` (at the largest budget of its class): the pair
+        (1, -1) covers the opposite-sign pairs (Lemma 11, b_r = b_v) and a grid of widths the
+        same-sign ones, with the masses times ``e^{-|c|/b_v}`` for the shifted blanket (Lemma
+        12).  A victim of the group with a smaller budget has the inputs ``(eps_u/eps_v) x``
+        in these units, inside [-1, 1], so the same cases cover it (docs/theory.md 15.6)."""
+        v = group.eps_hi
+        b_v = 2.0 / v
+        masses = np.exp(-np.asarray(users.eps_b, dtype=np.float64) / 2.0) * (
+            1.0 - np.asarray(users.delta))
+        cases = [_case(b_v, b_v, eps, 1.0, -1.0, masses, "pair (1, -1)", 0)]
+        steps = SAME_SIGN_STEPS
+        for k in range(steps):
+            s_hi = (k + 1) / steps
+            factor = float(np.exp(-(1.0 - k / steps) / b_v))  # |c| = 1 - s, s >= k / steps
+            for x0, x1 in ((s_hi, 0.0), (0.0, -s_hi)):
+                cases.append(_case(b_v, b_v, eps, x0, x1, masses * factor,
+                                   f"same-sign pairs of width <= {s_hi:g}", 0))
+        return cases

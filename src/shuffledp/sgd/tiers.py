@@ -1,0 +1,359 @@
+"""Per-tier central guarantees of shuffled SGD and calibration to one target per budget tier.
+
+The victims of one budget tier (a level of the per-round profile) get their own T-round
+central eps (:func:`tier_guarantees`), from the same accounts as :mod:`shuffledp.sgd.accounting`:
+for the cross-tier randomizer ``duchi_sphere`` the pair of the victim's own budget with every
+other user in its pool (docs/theory.md 15.5, Theorem 8), for ``duchi`` and ``gaussian`` the
+pair of the tier's own users (docs/theory.md 14); each capped by the tier's local-only
+guarantee.  :func:`calibrate_tiers` finds local budgets that meet one central target per tier
+(users who chose a small budget get a small central eps, as in individualized DP-SGD,
+Boenisch et al., NeurIPS 2023).
+
+>>> from shuffledp import BudgetProfile
+>>> prof = BudgetProfile.from_histogram([0.5, 1.0], [600, 400])
+>>> [round(g.eps, 3) for g in tier_guarantees(method="clones", profile=prof, rounds=10,
+...                                          delta=1e-5, randomizer="duchi_sphere")]
+[0.196, 0.39]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from shuffledp.budgets import BudgetProfile, profile_digest
+from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_scale
+from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.gdp import gdp_delta, gdp_eps
+from shuffledp.sgd.accounting import (
+    CROSS_TIER_PAIRS,
+    DISCRETIZATION,
+    METHOD_KIND,
+    RoundsAccount,
+    VictimTier,
+    _check_common,
+    _check_randomizer,
+    _check_rounds,
+    _Fixed,
+    _local_pld,
+    _total_mu,
+    check_applicable,
+    check_search,
+)
+from shuffledp.sgd.randomizers import GaussianRandomizer
+from shuffledp.validation import check_real, check_target_delta
+
+__all__ = ["TierGuarantee", "tier_guarantees", "calibrate_tiers"]
+
+#: Relative tolerance of the per-tier raises of :func:`calibrate_tiers` (coarser than the
+#: common factor's: each raise only moves budget from the binding tiers' slack).
+REFINE_RTOL = 1e-2
+
+
+class TierGuarantee(NamedTuple):
+    """The central guarantee of the victims of one budget tier (:func:`tier_guarantees`):
+    ``tier`` its index in ``profile.tiers``, ``n`` its users, ``eps_local``/``delta_local``
+    their per-round budget, ``eps`` the T-round central eps at the target delta (for
+    ``gdp``, the paper's approximation, the same for every tier)."""
+
+    tier: int
+    n: int
+    eps_local: float
+    delta_local: float
+    eps: float
+
+
+class _TierAccount(NamedTuple):
+    """One tier's T-round account: ``delta(eps)`` and ``epsilon(delta)``, each the minimum
+    of the amplified account and the tier's own local-only one where that holds too."""
+
+    amplified: Any
+    local: Any
+
+    def delta(self, eps: float) -> float:
+        d = self.amplified.delta(eps) if self.amplified is not None else 1.0
+        return min(d, self.local.delta(eps)) if self.local is not None else d
+
+    def epsilon(self, delta: float) -> float:
+        e = self.amplified.epsilon(delta) if self.amplified is not None else math.inf
+        return min(e, self.local.epsilon(delta)) if self.local is not None else e
+
+
+class _GdpAccount(NamedTuple):
+    mu: float
+
+    def delta(self, eps: float) -> float:
+        return float(gdp_delta(eps, self.mu))
+
+    def epsilon(self, delta: float) -> float:
+        return gdp_eps(delta, self.mu, side="upper")
+
+
+def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer: str,
+                   clone: str, discretization: float, memo: dict | None = None) -> list[Any]:
+    """One account per budget tier of ``profile`` (module docstring; docs/theory.md 15.5).
+
+    ``clones``: the victims of tier k with the pair of their own budget -- for a cross-tier
+    randomizer the pool of every other user (:func:`round_clone_pair` with the profile and
+    k), else the tier's own users (``n_k`` identical users, Lemma 10's leak for Gaussian
+    tiers); each also capped by the tier's own local-only guarantee (each victim's own T
+    reports).  ``local``: that local-only guarantee.  ``gdp``: the paper's one mu for all.
+
+    ``memo``: accounts already built in this search, by what they depend on (a tier's own
+    users for ``duchi`` and ``gaussian``, the whole profile for a cross-tier randomizer), so
+    a search that changes one tier's budget rebuilds only what depends on it."""
+    memo = {} if memo is None else memo
+    t_rounds = _check_rounds(rounds)
+    _check_common(profile, clone, discretization)
+    check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
+    cls = _check_randomizer(randomizer)
+    t = profile.tiers
+    if t.eps.size > CROSS_TIER_PAIRS:
+        raise ParameterRegimeError(
+            f"per-tier guarantees: at most {CROSS_TIER_PAIRS} budget tiers, got {t.eps.size}; "
+            "round the profile to fewer levels (BudgetProfile.rounded_down)")
+    if method == "gdp":
+        acc = _GdpAccount(_total_mu("gdp", profile, t_rounds))
+        return [acc] * int(t.eps.size)
+    out: list[Any] = []
+    cross = getattr(cls, "cross_tier", False)
+    digest = profile_digest(profile) if cross and method != "local" else None
+    for k in range(int(t.eps.size)):
+        e_k, d_k, n_k = float(t.eps[k]), float(t.delta[k]), int(t.counts[k])
+        key = ("local", e_k, d_k)
+        if key not in memo:
+            # the local-only accounts read the budget only (two users: the smallest profile)
+            own = BudgetProfile.identical(n=2, eps0=e_k, delta0=d_k)
+            memo[key] = (_Fixed(_local_pld(own, t_rounds, randomizer, clone, discretization))
+                         if cls.pure else _GdpAccount(_total_mu("local", own, t_rounds)))
+        local = memo[key]
+        if method == "local":
+            out.append(local)
+            continue
+        key = ("pool", digest, k) if cross else ("pool", n_k, e_k, d_k)
+        if key in memo:
+            out.append(memo[key])
+            continue
+        if cross:
+            tier = VictimTier(n_k, e_k, d_k, 0.0, 1, math.nan, profile, k)
+        else:
+            mu = (math.nan if cls.pure else
+                  float(GaussianRandomizer(clip=1.0).local_mu(t.eps[k:k + 1],
+                                                              t.delta[k:k + 1])[0]))
+            leak = (0.0 if cls.pure else
+                    (int(t.counts[k]) - 1) * math.exp(-t.eps[k]) * t.delta[k] * (1.0 + 1e-12))
+            tier = VictimTier(int(t.counts[k]), float(t.eps[k]), float(t.delta[k]), leak, 1,
+                              mu)
+        memo[key] = _TierAccount(RoundsAccount(tier, rounds=t_rounds, clone=clone,
+                                               discretization=discretization), local)
+        out.append(memo[key])
+    return out
+
+
+def tier_guarantees(
+    *,
+    method: str,
+    profile: BudgetProfile,
+    rounds: int,
+    delta: float,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+) -> list[TierGuarantee]:
+    """The T-round central eps at ``delta`` of the victims of each budget tier of
+    ``profile`` (one :class:`TierGuarantee` per tier, by increasing budget).  Their maximum
+    is a guarantee for every user, at most :func:`rounds_epsilon`'s when that uses a
+    conservative victim.
+
+    >>> from shuffledp import BudgetProfile
+    >>> prof = BudgetProfile.from_histogram([0.5, 1.0, 2.0], [300, 200, 100])
+    >>> g = tier_guarantees(method="clones", profile=prof, rounds=10, delta=1e-5,
+    ...                     randomizer="duchi_sphere")
+    >>> [x.n for x in g], g[0].eps < g[1].eps < g[2].eps
+    ([300, 200, 100], True)
+    """
+    delta = check_target_delta(delta)
+    accounts = _tier_accounts(method, profile, rounds, randomizer, clone, discretization)
+    t = profile.tiers
+    return [TierGuarantee(k, int(t.counts[k]), float(t.eps[k]), float(t.delta[k]),
+                          float(a.epsilon(delta))) for k, a in enumerate(accounts)]
+
+
+def calibrate_tiers(
+    *,
+    method: str,
+    base: BudgetProfile,
+    rounds: int,
+    targets: Any,
+    delta: float,
+    randomizer: str,
+    clone: str = "standard",
+    discretization: float = DISCRETIZATION,
+    rtol: float = 1e-3,
+    scale_min: float = 1e-3,
+    eps_local_max: float = 30.0,
+    refine: bool = True,
+) -> tuple[Calibration, list[TierGuarantee]]:
+    """Largest common factor s on ``base`` such that the victims of every budget tier k
+    meet their own central target: T-round delta at ``targets[k]`` at most ``delta``.
+
+    ``targets``: one central eps per tier of ``base`` (``base.tiers``, by increasing budget).
+    The search is :func:`calibrate_scale`'s (:func:`shuffledp.calibration.search_scale`,
+    every tier checked at every candidate scale); for randomizers whose pools are one tier
+    (``duchi``, ``gaussian``: the tiers do not interact) with ``refine``, each tier's budget
+    is searched on its own instead, from the largest down, starting at ``scale_min``.  For a
+    cross-tier randomizer, with ``refine``, each tier's budgets
+    are raised on their own while every target still holds (:func:`_raise_tiers`), so a tier
+    whose target is not the binding one gets the budget its own target allows (the profile is
+    then no longer ``base.scaled(scale)``).  Returns the shared
+    :class:`~shuffledp.calibration.Calibration` record (``target_eps`` the largest target,
+    ``bound_eps`` the largest of the tiers' eps, ``diagnostics`` the per-tier targets and
+    whether the tiers were refined) and
+    the per-tier guarantees there.
+
+    >>> from shuffledp import BudgetProfile
+    >>> base = BudgetProfile.from_histogram([1.0, 2.0, 3.0], [54, 37, 9])
+    >>> cal, tiers = calibrate_tiers(method="clones", base=base, rounds=5, delta=1e-5,
+    ...                              targets=[1.0, 2.0, 3.0], randomizer="duchi_sphere")
+    >>> all(g.eps <= t for g, t in zip(tiers, [1.0, 2.0, 3.0]))
+    True
+    """
+    from shuffledp.validation import as_real_array
+
+    if not isinstance(refine, bool):
+        raise TypeError(f"refine must be True or False, got {short_repr(refine)}")
+    t_rounds, delta, rtol, scale_min, s_max = check_search(
+        method=method, base=base, rounds=rounds, delta=delta, randomizer=randomizer,
+        clone=clone, discretization=discretization, rtol=rtol, scale_min=scale_min,
+        eps_local_max=eps_local_max)
+    size = int(base.tiers.eps.size)
+    tg = np.atleast_1d(as_real_array(targets, "targets"))
+    if tg.shape != (size,):
+        raise ValueError(f"targets must have one central eps per budget tier of base ({size}), "
+                         f"got shape {tg.shape}")
+    for k, v in enumerate(tg):
+        check_real(float(v), f"targets[{k}]", low=0.0, low_open=True)
+    settings = {"randomizer": randomizer, "clone": clone, "discretization": discretization}
+
+    memo: dict = {}
+
+    def check_profile(prof: BudgetProfile) -> ScaleCheck:
+        try:
+            accs = _tier_accounts(method, prof, t_rounds, randomizer, clone, discretization,
+                                  memo)
+        except ParameterRegimeError as err:
+            return ScaleCheck(False, -math.inf, math.inf, str(err))
+        ds = [a.delta(float(e)) for a, e in zip(accs, tg, strict=True)]
+        worst = min(delta_score(d, delta) for d in ds)
+        return ScaleCheck(all(d <= delta for d in ds), worst, max(ds))
+
+    def check(s: float) -> ScaleCheck:
+        return check_profile(base.scaled(s))
+
+    def check_tier(prof: BudgetProfile, k: int) -> ScaleCheck:
+        """Tier k's target alone (its account depends on its own users only)."""
+        try:
+            acc = _tier_accounts(method, prof, t_rounds, randomizer, clone, discretization,
+                                 memo)[k]
+        except ParameterRegimeError as err:
+            return ScaleCheck(False, -math.inf, math.inf, str(err))
+        d = acc.delta(float(tg[k]))
+        return ScaleCheck(d <= delta, delta_score(d, delta), d)
+
+    if refine and not getattr(_check_randomizer(randomizer), "cross_tier", False):
+        # pools of one tier (duchi, gaussian): the tiers do not interact, so each tier's
+        # budget is found on its own, from the smallest common scale up (module docstring)
+        start = base.scaled(scale_min)
+        first = check_profile(start)
+        if not first.certified:
+            raise _unreachable(method, delta, t_rounds, scale_min * base.eps_max, first)
+        profile, more, bound_delta = _raise_tiers(check_tier, start, tg, rtol, eps_local_max,
+                                                  first.value, own=True)
+        return _tiers_result(method, profile, t_rounds, delta, settings, tg, scale_min,
+                             False, 1 + more, bound_delta, refine)
+    res = search_scale(check, start=min(1.0, s_max), s_min=scale_min, s_max=s_max, rtol=rtol)
+    if res.lo is None:
+        raise _unreachable(method, delta, t_rounds, scale_min * base.eps_max,
+                           res.checks[min(res.checks)])
+    s = res.lo
+    profile = base.scaled(s)
+    evaluations = res.evaluations
+    bound_delta = float(res.checks[s].value)
+    if refine and not res.capped:
+        profile, more, bound_delta = _raise_tiers(check_profile, profile, tg,
+                                                  max(rtol, REFINE_RTOL), eps_local_max,
+                                                  bound_delta)
+        evaluations += more
+    return _tiers_result(method, profile, t_rounds, delta, settings, tg, s, res.capped,
+                         evaluations, bound_delta, refine)
+
+
+def _unreachable(method: str, delta: float, rounds: int, eps_min: float,
+                 last: ScaleCheck) -> ParameterRegimeError:
+    return ParameterRegimeError(
+        f"{method}: the per-tier central targets at delta = {delta:g} after {rounds} rounds "
+        f"are not reachable with local eps >= {eps_min:g} (largest tier delta there "
+        f"{last.value:.4g}{'; ' + last.reason if last.reason else ''})")
+
+
+def _tiers_result(method, profile, t_rounds, delta, settings, tg, s, capped, evaluations,
+                  bound_delta, refine) -> tuple[Calibration, list[TierGuarantee]]:
+    tiers = tier_guarantees(method=method, profile=profile, rounds=t_rounds, delta=delta,
+                            **settings)
+    # the delta certificates at the targets prove eps(delta) <= target for every tier
+    tiers = [g._replace(eps=min(g.eps, float(e))) for g, e in zip(tiers, tg, strict=True)]
+    cal = Calibration(
+        method=method, kind=METHOD_KIND[method], target_eps=float(tg.max()),
+        delta=float(delta), scale=float(s), profile=profile,
+        bound_eps=float(max(g.eps for g in tiers)), capped=capped,
+        evaluations=evaluations, options=settings, rounds=t_rounds,
+        bound_delta=bound_delta,
+        diagnostics={"tier_targets": [float(v) for v in tg], "refined": bool(refine)})
+    return cal, tiers
+
+
+def _raise_tiers(check_profile, profile: BudgetProfile, targets, rtol: float,
+                 eps_local_max: float, bound_delta: float, *, own: bool = False):
+    """Each tier's budgets raised on their own, from the largest budget down, by the largest
+    factor (to ``rtol``) that keeps every tier's target met: a tier whose target is not the
+    binding one gets the budget its target allows.  Raising one tier's budget never lowers
+    any tier's delta (its victims' pair grows; the others lose blanket mass, Theorem 6 (ii)),
+    so the check is monotone in the factor.  A factor keeps the tier below the next one (the
+    tiers keep their order and their targets).  ``own``: ``check_profile(profile, k)``
+    checks tier k alone (pools of one tier, where the others do not move).  Returns
+    (profile, evaluations, the largest delta of the accepted checks)."""
+    evaluations = 0
+    last: dict[int, float] = {}
+    size = int(profile.tiers.eps.size)
+    for k in range(size - 1, -1, -1):
+        levels = profile.tiers.eps
+        e_k = float(levels[k])
+        cap = eps_local_max if k == size - 1 else float(levels[k + 1]) * (1.0 - 1e-9)
+        f_max = cap / e_k
+        if f_max <= 1.0 + rtol:
+            continue
+        eps_users = np.asarray(profile.eps, dtype=np.float64)
+        mask = eps_users == e_k
+
+        def raised(f: float, eps_users=eps_users, mask=mask, now=profile) -> BudgetProfile:
+            return BudgetProfile(eps=np.where(mask, eps_users * f, eps_users),
+                                 delta=now.delta, label=now.label)
+
+        def check(f: float, raised=raised, k=k):
+            return check_profile(raised(f), k) if own else check_profile(raised(f))
+
+        res = search_scale(check, start=min(1.0 + 8.0 * rtol, f_max), s_min=1.0, s_max=f_max,
+                           rtol=rtol, log_secant=own)
+        evaluations += res.evaluations
+        if res.lo is not None and res.lo > 1.0:
+            profile = raised(res.lo)
+            last[k] = float(res.checks[res.lo].value)
+            if not own:
+                bound_delta = last[k]
+    if own and last:
+        bound_delta = max(bound_delta, *last.values())
+    return profile, evaluations, bound_delta
+
+
