@@ -43,6 +43,7 @@ from shuffledp.compare import (
 )
 from shuffledp.errors import short_repr
 from shuffledp.families import get_family
+from shuffledp.per_tier import tier_eps
 
 __all__ = ["main"]
 
@@ -151,6 +152,10 @@ def _build_parser() -> _Parser:
                         "bound with a mechanism-aware form uses it, each line says whether it "
                         "is a guarantee for it, and the table ends with the answer to quote")
     _add_masses(b)
+    b.add_argument("--per-tier", action="store_true",
+                   help="also the central eps of the victims of each budget (with --randomizer "
+                        "and --delta; at most 64 distinct budgets): users who chose a small "
+                        "budget get their own, smaller, eps (csv: this table instead)")
     b.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     c = sub.add_parser("check", help="is a claimed (eps, delta) a valid guarantee? proven, "
@@ -329,6 +334,21 @@ def _answer(evals: Sequence[Evaluation], profile: BudgetProfile, randomizer,
     return out
 
 
+def _sig6(value: float, side: str = "nearest") -> str:
+    """``value`` with 6 significant digits, rounded ``up`` (an upper bound: the text never
+    claims less than the certificate), ``down`` (a lower bound) or to the ``nearest``."""
+    text = f"{value:.6g}"
+    if side == "nearest" or not math.isfinite(value) or value == 0.0:
+        return text
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - 5)
+    shown = float(text)
+    if side == "up" and shown < value:
+        text = f"{shown + step:.6g}"
+    elif side == "down" and shown > value:
+        text = f"{shown - step:.6g}"
+    return text
+
+
 def _answer_line(a: dict) -> str:
     """E.g. "laplace, 1000 users: (1.028, 1e-06)-DP proven by clones (mechanism=laplace); no
     valid bound below eps = 0.366 (window_lower)"."""
@@ -341,12 +361,14 @@ def _answer_line(a: dict) -> str:
         pair = ((a["upper_value"], a["target_value"]) if a["target"] == "delta"
                 else (a["target_value"], a["upper_value"]))
         opts = _options_text(a["upper_options"])
-        proven = (f"({pair[0]:.6g}, {pair[1]:.6g})-DP proven by {a['upper_method']}"
+        shown = [_sig6(v, "up") if v == a["upper_value"] else f"{v:g}" for v in pair]
+        proven = (f"({shown[0]}, {shown[1]})-DP proven by {a['upper_method']}"
                   + (f" ({opts})" if opts else ""))
     if a["lower_method"] is None:
         refuted = "no certified lower bound applies"
     else:
-        refuted = f"no valid bound below {what} = {a['lower_value']:.6g} ({a['lower_method']})"
+        refuted = (f"no valid bound below {what} = {_sig6(a['lower_value'], 'down')} "
+                   f"({a['lower_method']})")
     return head + proven + "; " + refuted
 
 
@@ -366,7 +388,9 @@ def _print_table(rows: list[dict], profile: BudgetProfile, args: argparse.Namesp
 
     def line(r: dict) -> str:
         val = r[col]
-        shown = "-" if val is None else (f"{val:.6g}")
+        side = ("up" if r["kind"] == KIND_LABELS["upper"] else
+                "down" if r["kind"] == KIND_LABELS["lower"] else "nearest")
+        shown = "-" if val is None else _sig6(val, side)
         flag = "!" if r.get("below_lower") else " "
         return f"{r['method']:<{_W}} {r['kind']:<15} {shown:>12}{flag} {r['note']}"
 
@@ -419,6 +443,21 @@ def _cmd_bound(args: argparse.Namespace) -> int:
     generic = args.generic_masses or (randomizer is not None and args.clone is not None)
     options = ({"clones": {"clone": args.clone or "stronger"}}
                if "clones" in methods and (randomizer is None or generic) else {})
+    tiers = None
+    if args.per_tier:
+        if randomizer is None or args.delta is None:
+            raise ValueError("--per-tier needs --randomizer SPEC and --delta (the central eps "
+                             "of each budget's victims at that delta)")
+        tiers = tier_eps(profile, delta=args.delta, randomizer=randomizer)
+        if args.format == "csv":
+            import csv
+
+            w = csv.writer(sys.stdout, lineterminator="\n")
+            w.writerow(["tier", "eps_local", "delta_local", "users", "eps", "method"])
+            for t in tiers:
+                w.writerow([t.tier, repr(t.eps_local), repr(t.delta_local), t.n,
+                            repr(t.eps) if math.isfinite(t.eps) else "", t.method])
+            return 0
     evals = compare_bounds(profile, delta=args.delta, eps=args.eps, methods=methods,
                            options=options, randomizer=randomizer,
                            generic_masses=generic)
@@ -432,7 +471,12 @@ def _cmd_bound(args: argparse.Namespace) -> int:
                  "eps": args.eps, "eps_min": profile.eps_min, "eps_max": profile.eps_max,
                  "delta_max": profile.delta_max,
                  "randomizer": None if randomizer is None else str(randomizer),
-                 "results": rows, "answer": answer},
+                 "results": rows, "answer": answer,
+                 **({} if tiers is None else {"per_tier": [
+                     {"tier": t.tier, "eps_local": t.eps_local, "delta_local": t.delta_local,
+                      "users": t.n, "eps": t.eps if math.isfinite(t.eps) else None,
+                      "method": t.method or None}
+                     for t in tiers]})},
                 indent=2,
             )
         )
@@ -447,7 +491,18 @@ def _cmd_bound(args: argparse.Namespace) -> int:
             w.writerow({k: _csv_cell(k, r.get(k)) for k in _CSV_FIELDS})
     else:
         _print_table(rows, profile, args, answer)
+        if tiers is not None:
+            _print_tiers(tiers, randomizer, args.delta)
     return 0
+
+
+def _print_tiers(tiers, randomizer, delta: float) -> None:
+    print(f"\nper budget (the victims of each budget, {randomizer}, delta = {delta:g}):")
+    print(f"{'eps_i':>10}  {'delta_i':>9}  {'users':>11}  {'central eps':>12}  by")
+    for t in tiers:
+        eps = "none" if not math.isfinite(t.eps) else _sig6(t.eps, "up")
+        print(f"{t.eps_local:>10.6g}  {t.delta_local:>9.3g}  {t.n:>11,}  {eps:>12}  "
+              f"{t.method or 'no covering bound'}")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

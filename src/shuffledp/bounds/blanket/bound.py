@@ -43,7 +43,8 @@ from shuffledp.families.blanket import Cells
 
 optimize = lazy_module("scipy.optimize")
 
-__all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "SD_STEPS", "MAX_TIER_GROUPS"]
+__all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "blanket_group_delta", "SD_STEPS",
+           "MAX_TIER_GROUPS"]
 
 #: Lattice steps per standard deviation of the privacy amplification variable.
 SD_STEPS = 16
@@ -222,6 +223,17 @@ def blanket_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binar
         return got
     return lru_put(_VALUES, key, _blanket_delta(profile, family, float(eps), victim_groups),
                    _VALUES_SIZE)
+
+
+def blanket_group_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, group: int,
+                        victim_groups: int = VICTIM_GROUPS) -> float:
+    """delta(eps) of the blanket bound for the victims of one group (index ``group`` of
+    :func:`blanket_plan`): Theorem 6 (iii), the group's own bound."""
+    family = get_family(mechanism)
+    groups, classes = blanket_plan(profile, family, victim_groups)
+    if not 0 <= int(group) < len(groups):
+        raise ValueError(f"group must be in [0, {len(groups) - 1}], got {group!r}")
+    return _group_value(family, groups, classes, int(group), float(eps), 0.0)
 
 
 def _visit_order(size: int) -> list[int]:

@@ -114,6 +114,7 @@ __all__ = [
     "victim_groups",
     "group_pool",
     "aware_delta",
+    "aware_group_delta",
     "clear_cache",
 ]
 
@@ -606,6 +607,24 @@ def _group_delta(grp: _Group, worst: float) -> float:
            and grp.evaluate(pos) < grp.exact[pos - 1] * (1.0 - _PLATEAU)):
         pos += 1
     return grp.best()
+
+
+def aware_group_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, group: int,
+                      tol: float, rel_step: float, groups: int = VICTIM_GROUPS) -> float:
+    """delta(eps) of the mechanism-aware reduction for the victims of one group (index
+    ``group`` of :func:`victim_groups` with ``groups``): the group's own bound, which covers
+    every victim in it (docs/theory.md 4.1, Theorem 3)."""
+    family = get_family(mechanism)
+    if not family.aware:
+        raise ValueError(f"mechanism must be one of the families "
+                         f"{family_names(lambda f: f.aware)}, got {family.spec!r}")
+    digest = profile_digest(profile)
+    plan = _cached_plan(profile, family, groups, digest)
+    if not 0 <= int(group) < len(plan.groups):
+        raise ValueError(f"group must be in [0, {len(plan.groups) - 1}], got {group!r}")
+    grp = _Group(family, plan, int(group), (digest, family.spec, groups), float(eps),
+                 float(tol), float(rel_step))
+    return float(min(_group_delta(grp, 0.0), 1.0))
 
 
 def aware_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, tol: float,
