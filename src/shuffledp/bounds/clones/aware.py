@@ -609,17 +609,22 @@ def _group_delta(grp: _Group, worst: float) -> float:
     return grp.best()
 
 
-def aware_group_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, group: int,
-                      tol: float, rel_step: float, groups: int = VICTIM_GROUPS) -> float:
-    """delta(eps) of the mechanism-aware reduction for the victims of one group (index
-    ``group`` of :func:`victim_groups` with ``groups``): the group's own bound, which covers
-    every victim in it (docs/theory.md 4.1, Theorem 3)."""
+def _aware_plan(profile: BudgetProfile, mechanism: Any, groups: int):
+    """(family, profile digest, cached plan) of the mechanism-aware reduction."""
     family = get_family(mechanism)
     if not family.aware:
         raise ValueError(f"mechanism must be one of the families "
                          f"{family_names(lambda f: f.aware)}, got {family.spec!r}")
     digest = profile_digest(profile)
-    plan = _cached_plan(profile, family, groups, digest)
+    return family, digest, _cached_plan(profile, family, groups, digest)
+
+
+def aware_group_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, group: int,
+                      tol: float, rel_step: float, groups: int = VICTIM_GROUPS) -> float:
+    """delta(eps) of the mechanism-aware reduction for the victims of one group (index
+    ``group`` of :func:`victim_groups` with ``groups``): the group's own bound, which covers
+    every victim in it (docs/theory.md 4.1, Theorem 3)."""
+    family, digest, plan = _aware_plan(profile, mechanism, groups)
     if not 0 <= int(group) < len(plan.groups):
         raise ValueError(f"group must be in [0, {len(plan.groups) - 1}], got {group!r}")
     grp = _Group(family, plan, int(group), (digest, family.spec, groups), float(eps),
@@ -631,12 +636,7 @@ def aware_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, tol: floa
                 rel_step: float, groups: int = VICTIM_GROUPS) -> float:
     """delta(eps) of the mechanism-aware reduction: the largest group bound (module
     docstring).  Groups that cannot exceed the running maximum are cut short."""
-    family = get_family(mechanism)
-    if not family.aware:
-        raise ValueError(f"mechanism must be one of the families "
-                         f"{family_names(lambda f: f.aware)}, got {family.spec!r}")
-    digest = profile_digest(profile)
-    plan = _cached_plan(profile, family, groups, digest)
+    family, digest, plan = _aware_plan(profile, mechanism, groups)
     key = (digest, family.spec, groups)
     n_groups = len(plan.groups)
     order = [0, n_groups - 1] + list(range(1, n_groups - 1))
