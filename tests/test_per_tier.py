@@ -17,13 +17,13 @@ from shuffledp.cli import _sig6, main
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.per_tier import TIERS_MAX, tier_eps
 
-PROFILE = BudgetProfile.from_histogram([0.5, 1.0, 2.0], [3000, 2000, 1000])
+PROFILE = BudgetProfile.from_histogram([0.5, 1.0, 2.0], [600, 400, 200])
 
 
 @pytest.mark.parametrize("randomizer", ["laplace_shared", "laplace", "binary_rr", "krr:10"])
 def test_tiers_are_below_the_profile_guarantee(randomizer):
     tiers = tier_eps(PROFILE, delta=1e-6, randomizer=randomizer)
-    assert [t.n for t in tiers] == [3000, 2000, 1000]
+    assert [t.n for t in tiers] == [600, 400, 200]
     assert [t.eps_local for t in tiers] == [0.5, 1.0, 2.0]
     eps = [t.eps for t in tiers]
     assert all(math.isfinite(e) and e > 0 for e in eps) and eps == sorted(eps)
@@ -106,7 +106,7 @@ def test_a_randomizer_without_per_group_bounds_gets_none():
 
 def test_cli_per_tier_table_json_and_csv(tmp_path, capsys):
     f = tmp_path / "b.csv"
-    f.write_text("eps,count\n0.5,3000\n1.0,2000\n2.0,1000\n")
+    f.write_text("eps,count\n0.5,600\n1.0,400\n2.0,200\n")
     args = ["bound", "--budgets", str(f), "--delta", "1e-6", "--randomizer", "laplace_shared",
             "--method", "blanket", "--per-tier"]
     assert main(args) == 0
@@ -121,7 +121,7 @@ def test_cli_per_tier_table_json_and_csv(tmp_path, capsys):
 
     with open("docs/schemas/bound.schema.json", encoding="utf-8") as fh:
         jsonschema.validate(doc, json.load(fh))
-    assert [r["users"] for r in doc["per_tier"]] == [3000, 2000, 1000]
+    assert [r["users"] for r in doc["per_tier"]] == [600, 400, 200]
     assert [r["eps"] for r in doc["per_tier"]] == [t.eps for t in tiers]
     assert main([*args, "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
