@@ -303,6 +303,18 @@ def test_cross_tier_amplification_beats_tier_pools():
     assert whole == pytest.approx(max(g.eps for g in sphere), rel=1e-9)
 
 
+def test_clone_option_does_not_change_the_cross_tier_pair():
+    # duchi_sphere's pair is its blanket pair (Theorem 8) whatever the clone option says
+    a = rounds_epsilon(method="clones", profile=PROFILE, rounds=3, delta=1e-5,
+                       randomizer="duchi_sphere", clone="standard")
+    b = rounds_epsilon(method="clones", profile=PROFILE, rounds=3, delta=1e-5,
+                       randomizer="duchi_sphere", clone="stronger")
+    assert a == b
+    with pytest.raises(ParameterRegimeError, match="randomized response only"):
+        rounds_epsilon(method="clones", profile=PROFILE, rounds=3, delta=1e-5,
+                       randomizer="duchi", clone="stronger")
+
+
 def test_victim_tiers_of_a_cross_tier_randomizer():
     tiers = victim_tiers(PROFILE, "duchi_sphere")
     assert [(t.n, t.eps, t.index) for t in tiers] == [(400, 0.4, 0), (300, 0.8, 1),

@@ -43,7 +43,7 @@ outputs, so the rounds compose *adaptively*.  Three accountings (``method``):
 
     Validity: the standard clones, every SGD randomizer, any profile (distinct budgets get no
     amplification with duchi and gaussian: round the profile to a few levels first,
-    :meth:`~shuffledp.budgets.BudgetProfile.rounded_down`).  ``clone = "stronger"`` raises
+    :meth:`~shuffledp.budgets.BudgetProfile.rounded_down`).  duchi/gaussian with "stronger" raise
     :class:`~shuffledp.errors.ParameterRegimeError` (FMT23 with Errata: randomized response
     only).  No per-round subsampling of users (docs/theory.md 14, "Subsampling").
 
@@ -171,7 +171,7 @@ def check_applicable(
         )
     if not cls.pure and not profile.delta_min > 0:
         raise ValueError(f"randomizer {randomizer!r} needs every delta_i > 0")
-    if method == "clones" and clone != "standard":
+    if method == "clones" and clone != "standard" and not getattr(cls, "cross_tier", False):
         # FMT23's stronger clones need the randomizer to be in their restricted class
         # (randomized response); neither SGD randomizer is.
         raise ParameterRegimeError(
