@@ -92,7 +92,8 @@ class _GdpAccount(NamedTuple):
 
 
 def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer: str,
-                   clone: str, discretization: float, memo: dict | None = None) -> list[Any]:
+                   clone: str, discretization: float, memo: dict | None = None,
+                   only: int | None = None) -> list[Any]:
     """One account per budget tier of ``profile`` (module docstring; docs/theory.md 15.5).
 
     ``clones``: the victims of tier k with the pair of their own budget -- for a cross-tier
@@ -103,7 +104,9 @@ def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer:
 
     ``memo``: accounts already built in this search, by what they depend on (a tier's own
     users for ``duchi`` and ``gaussian``, the whole profile for a cross-tier randomizer), so
-    a search that changes one tier's budget rebuilds only what depends on it."""
+    a search that changes one tier's budget rebuilds only what depends on it.  ``only = k``:
+    tier k's account alone (a one-element list; an account of a Gaussian tier holds composed
+    PLDs of hundreds of MB, so callers build them one at a time)."""
     memo = {} if memo is None else memo
     t_rounds = _check_rounds(rounds)
     _check_common(profile, clone, discretization)
@@ -120,7 +123,7 @@ def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer:
     out: list[Any] = []
     cross = getattr(cls, "cross_tier", False)
     digest = profile_digest(profile) if cross and method != "local" else None
-    for k in range(int(t.eps.size)):
+    for k in range(int(t.eps.size)) if only is None else [int(only)]:
         e_k, d_k, n_k = float(t.eps[k]), float(t.delta[k]), int(t.counts[k])
         key = ("local", e_k, d_k)
         if key not in memo:
@@ -175,10 +178,12 @@ def tier_guarantees(
     ([300, 200, 100], True)
     """
     delta = check_target_delta(delta)
-    accounts = _tier_accounts(method, profile, rounds, randomizer, clone, discretization)
     t = profile.tiers
+    _tier_accounts(method, profile, rounds, randomizer, clone, discretization, only=0)  # checks
     return [TierGuarantee(k, int(t.counts[k]), float(t.eps[k]), float(t.delta[k]),
-                          float(a.epsilon(delta))) for k, a in enumerate(accounts)]
+                          float(_tier_accounts(method, profile, rounds, randomizer, clone,
+                                               discretization, only=k)[0].epsilon(delta)))
+            for k in range(int(t.eps.size))]
 
 
 def calibrate_tiers(
@@ -237,15 +242,19 @@ def calibrate_tiers(
         check_real(float(v), f"targets[{k}]", low=0.0, low_open=True)
     settings = {"randomizer": randomizer, "clone": clone, "discretization": discretization}
 
-    memo: dict = {}
+    def delta_at(prof: BudgetProfile, k: int) -> float:
+        """Tier k's T-round delta at its target; its account is dropped after use."""
+        (acc,) = _tier_accounts(method, prof, t_rounds, randomizer, clone, discretization,
+                                only=k)
+        return acc.delta(float(tg[k]))
 
     def check_profile(prof: BudgetProfile) -> ScaleCheck:
+        if prof.tiers.eps.size != size:  # two levels met: their targets no longer align
+            return ScaleCheck(False, -math.inf, math.inf, "two budget levels coincide")
         try:
-            accs = _tier_accounts(method, prof, t_rounds, randomizer, clone, discretization,
-                                  memo)
+            ds = [delta_at(prof, k) for k in range(size)]
         except ParameterRegimeError as err:
             return ScaleCheck(False, -math.inf, math.inf, str(err))
-        ds = [a.delta(float(e)) for a, e in zip(accs, tg, strict=True)]
         worst = min(delta_score(d, delta) for d in ds)
         return ScaleCheck(all(d <= delta for d in ds), worst, max(ds))
 
@@ -255,11 +264,9 @@ def calibrate_tiers(
     def check_tier(prof: BudgetProfile, k: int) -> ScaleCheck:
         """Tier k's target alone (its account depends on its own users only)."""
         try:
-            acc = _tier_accounts(method, prof, t_rounds, randomizer, clone, discretization,
-                                 memo)[k]
+            d = delta_at(prof, k)
         except ParameterRegimeError as err:
             return ScaleCheck(False, -math.inf, math.inf, str(err))
-        d = acc.delta(float(tg[k]))
         return ScaleCheck(d <= delta, delta_score(d, delta), d)
 
     if refine and not getattr(_check_randomizer(randomizer), "cross_tier", False):
