@@ -129,6 +129,18 @@ def test_cli_per_tier_table_json_and_csv(tmp_path, capsys):
     assert float(lines[3].split(",")[4]) == tiers[2].eps
 
 
+def test_cli_per_tier_uses_the_methods_named(tmp_path, capsys):
+    f = tmp_path / "b.csv"
+    f.write_text("eps,count\n0.5,600\n1.0,400\n2.0,200\n")
+    base = ["bound", "--budgets", str(f), "--delta", "1e-6", "--randomizer", "laplace_shared",
+            "--per-tier", "--format", "json"]
+    assert main([*base, "--method", "blanket"]) == 0
+    assert {r["method"] for r in json.loads(capsys.readouterr().out)["per_tier"]} == {"blanket"}
+    assert main([*base, "--method", "gdp"]) == 2
+    err = capsys.readouterr().err
+    assert "--per-tier takes its values from clones or blanket" in err
+
+
 @pytest.mark.parametrize("extra", [["--eps", "1"], ["--delta", "1e-6", "--n", "10"]])
 def test_cli_per_tier_needs_a_randomizer_and_a_delta(extra, capsys):
     args = ["bound", "--n", "1000", "--eps0", "1", "--per-tier"]

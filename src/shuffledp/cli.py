@@ -43,7 +43,7 @@ from shuffledp.compare import (
 )
 from shuffledp.errors import short_repr
 from shuffledp.families import get_family
-from shuffledp.per_tier import tier_eps
+from shuffledp.per_tier import TIER_METHODS, tier_eps
 
 __all__ = ["main"]
 
@@ -448,7 +448,11 @@ def _cmd_bound(args: argparse.Namespace) -> int:
         if randomizer is None or args.delta is None:
             raise ValueError("--per-tier needs --randomizer SPEC and --delta (the central eps "
                              "of each budget's victims at that delta)")
-        tiers = tier_eps(profile, delta=args.delta, randomizer=randomizer)
+        by = [m for m in TIER_METHODS if m in methods]
+        if not by:
+            raise ValueError(f"--per-tier takes its values from {' or '.join(TIER_METHODS)}, "
+                             f"which --method does not name (got {args.method!r})")
+        tiers = tier_eps(profile, delta=args.delta, randomizer=randomizer, methods=by)
         if args.format == "csv":
             import csv
 
