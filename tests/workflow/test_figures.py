@@ -369,10 +369,15 @@ def test_runtime_joins_coinciding_curves_and_keeps_notes_out_of_the_figure(table
     from wfutils import read_table
 
     df = read_table(tables / "runtime.csv", "runtime")
+    # the measured times vary with the machine's load: make tightest take clones' times
+    # exactly, so the test is about the joining, not about a timing (a curve within
+    # SAME_TIME of another is drawn once, the label naming both)
+    clones = df[df["method"] == "clones"].set_index("n")["seconds_min"]
+    tight = df["method"] == "tightest"
+    df.loc[tight, "seconds_min"] = df.loc[tight, "n"].map(clones).to_numpy()
     fig = plot_runtime.draw(df)
     try:
         labels = [lab for lab, _ in _legend_lines(fig)]
-        # clones and tightest take the same time (tightest evaluates clones first here)
         assert any("clones (this project) = tightest" in lab for lab in labels), labels
         assert not any("not drawn" in t.get_text() for t in _texts(fig))  # notes in the caption
         # the plot takes at least half of the figure's height
