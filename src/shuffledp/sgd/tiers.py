@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from shuffledp.budgets import BudgetProfile, profile_digest
+from shuffledp.budgets import BudgetProfile
 from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_scale
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
@@ -92,7 +92,7 @@ class _GdpAccount(NamedTuple):
 
 
 def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer: str,
-                   clone: str, discretization: float, memo: dict | None = None,
+                   clone: str, discretization: float,
                    only: int | None = None) -> list[Any]:
     """One account per budget tier of ``profile`` (module docstring; docs/theory.md 15.5).
 
@@ -102,12 +102,8 @@ def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer:
     tiers); each also capped by the tier's own local-only guarantee (each victim's own T
     reports).  ``local``: that local-only guarantee.  ``gdp``: the paper's one mu for all.
 
-    ``memo``: accounts already built in this search, by what they depend on (a tier's own
-    users for ``duchi`` and ``gaussian``, the whole profile for a cross-tier randomizer), so
-    a search that changes one tier's budget rebuilds only what depends on it.  ``only = k``:
-    tier k's account alone (a one-element list; an account of a Gaussian tier holds composed
-    PLDs of hundreds of MB, so callers build them one at a time)."""
-    memo = {} if memo is None else memo
+    ``only = k``: tier k's account alone (a one-element list; an account of a Gaussian tier
+    holds composed PLDs of hundreds of MB, so callers build them one at a time)."""
     t_rounds = _check_rounds(rounds)
     _check_common(profile, clone, discretization)
     check_applicable(method=method, profile=profile, randomizer=randomizer, clone=clone)
@@ -122,22 +118,14 @@ def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer:
         return [acc] * int(t.eps.size)
     out: list[Any] = []
     cross = getattr(cls, "cross_tier", False)
-    digest = profile_digest(profile) if cross and method != "local" else None
     for k in range(int(t.eps.size)) if only is None else [int(only)]:
         e_k, d_k, n_k = float(t.eps[k]), float(t.delta[k]), int(t.counts[k])
-        key = ("local", e_k, d_k)
-        if key not in memo:
-            # the local-only accounts read the budget only (two users: the smallest profile)
-            own = BudgetProfile.identical(n=2, eps0=e_k, delta0=d_k)
-            memo[key] = (_Fixed(_local_pld(own, t_rounds, randomizer, clone, discretization))
-                         if cls.pure else _GdpAccount(_total_mu("local", own, t_rounds)))
-        local = memo[key]
+        # the local-only accounts read the budget only (two users: the smallest profile)
+        own = BudgetProfile.identical(n=2, eps0=e_k, delta0=d_k)
+        local = (_Fixed(_local_pld(own, t_rounds, randomizer, clone, discretization))
+                 if cls.pure else _GdpAccount(_total_mu("local", own, t_rounds)))
         if method == "local":
             out.append(local)
-            continue
-        key = ("pool", digest, k) if cross else ("pool", n_k, e_k, d_k)
-        if key in memo:
-            out.append(memo[key])
             continue
         if cross:
             tier = VictimTier(n_k, e_k, d_k, 0.0, 1, math.nan, profile, k)
@@ -149,9 +137,8 @@ def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer:
                     (int(t.counts[k]) - 1) * math.exp(-t.eps[k]) * t.delta[k] * (1.0 + 1e-12))
             tier = VictimTier(int(t.counts[k]), float(t.eps[k]), float(t.delta[k]), leak, 1,
                               mu)
-        memo[key] = _TierAccount(RoundsAccount(tier, rounds=t_rounds, clone=clone,
-                                               discretization=discretization), local)
-        out.append(memo[key])
+        out.append(_TierAccount(RoundsAccount(tier, rounds=t_rounds, clone=clone,
+                                              discretization=discretization), local))
     return out
 
 
