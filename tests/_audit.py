@@ -10,6 +10,7 @@ message stays short (< 300 characters) even when the bad value is a 100,000-char
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -113,12 +114,15 @@ def ok(label: str, call) -> None:
 
 
 def ids(cases: list[Case]) -> list[str]:
+    """Unique test ids, without memory addresses (``<... at 0x7f...>``): the ids must be the
+    same in every process that collects them (pytest-xdist's workers compare them)."""
     seen: dict[str, int] = {}
     out = []
     for c in cases:
-        k = seen.get(c.id, 0)
-        seen[c.id] = k + 1
-        out.append(c.id if k == 0 else f"{c.id}#{k}")
+        cid = re.sub(r" at 0x[0-9a-fA-F]+", "", c.id)
+        k = seen.get(cid, 0)
+        seen[cid] = k + 1
+        out.append(cid if k == 0 else f"{cid}#{k}")
     return out
 
 

@@ -15,7 +15,7 @@ from shuffledp import BudgetProfile
 from shuffledp.bounds import get_bound
 from shuffledp.cli import _sig6, main
 from shuffledp.errors import ParameterRegimeError
-from shuffledp.per_tier import TIERS_MAX, tier_eps
+from shuffledp.per_tier import TIERS_MAX, calibrate_tiers, tier_eps
 
 PROFILE = BudgetProfile.from_histogram([0.5, 1.0, 2.0], [600, 400, 200])
 
@@ -160,3 +160,40 @@ def test_printed_values_round_to_the_safe_side(value):
     assert down <= value <= up
     assert up - down <= 10 ** (math.floor(math.log10(value)) - 5) * 1.000001
     assert _sig6(value, "nearest") == f"{value:.6g}"
+
+
+# --------------------------------------------------------------------------- calibration
+@pytest.mark.parametrize("randomizer", ["binary_rr", "krr:10"])
+def test_calibrate_tiers_meets_each_target_and_raises_the_loose_levels(randomizer):
+    base = BudgetProfile.from_histogram([1.0, 2.0, 3.0], [540, 370, 90])
+    targets = [0.3, 0.6, 0.9]
+    cal = calibrate_tiers(base, targets=targets, delta=1e-6, randomizer=randomizer)
+    assert cal.targets == tuple(targets)
+    # every level's certified eps, recomputed here, is at most its target
+    again = tier_eps(cal.profile, delta=1e-6, randomizer=randomizer)
+    assert [t.eps for t in again] == [t.eps for t in cal.tiers]
+    assert all(t.eps <= g for t, g in zip(again, targets, strict=True))
+    # the levels keep their users and their order; some level is binding (within the search's
+    # tolerance of its target) and every level's budget is at least the common factor's
+    assert [t.n for t in again] == [540, 370, 90]
+    levels = cal.profile.tiers.eps
+    assert np.all(np.diff(levels) > 0)
+    assert np.all(levels >= base.tiers.eps * cal.scale * (1 - 1e-12))
+    assert max(t.eps / g for t, g in zip(again, targets, strict=True)) > 0.9
+    # per-tier targets allow more than holding everyone to the smallest target
+    common = calibrate_tiers(base, targets=[0.3] * 3, delta=1e-6, randomizer=randomizer)
+    assert all(t.eps <= 0.3 for t in common.tiers)
+    assert cal.profile.eps.mean() > common.profile.eps.mean()
+
+
+def test_calibrate_tiers_rejects_bad_input():
+    base = BudgetProfile.from_histogram([1.0, 2.0], [50, 50])
+    with pytest.raises(ValueError, match=r"targets must have one central eps per budget level"):
+        calibrate_tiers(base, targets=[1.0], delta=1e-6, randomizer="laplace")
+    with pytest.raises(ValueError, match=r"targets\[1\]"):
+        calibrate_tiers(base, targets=[1.0, -1.0], delta=1e-6, randomizer="laplace")
+    with pytest.raises(TypeError, match="base must be a BudgetProfile"):
+        calibrate_tiers([1.0, 2.0], targets=[1.0, 1.0], delta=1e-6, randomizer="laplace")
+    with pytest.raises(ParameterRegimeError, match="not reachable"):
+        calibrate_tiers(base, targets=[1e-9, 1e-9], delta=1e-6, randomizer="laplace",
+                        scale_min=0.5)

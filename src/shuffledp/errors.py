@@ -7,7 +7,7 @@ region where a particular bound is proven to hold, so a sweep can skip the point
 
 from __future__ import annotations
 
-__all__ = ["ParameterRegimeError", "short_repr"]
+__all__ = ["ParameterRegimeError", "short_repr", "short_path"]
 
 
 class ParameterRegimeError(ValueError):
@@ -36,3 +36,20 @@ def short_repr(value: object, limit: int = 60) -> str:
     if len(text) <= limit:
         return text
     return f"{text[: limit - 10]}... ({len(text)} characters)"
+
+
+def short_path(path: object, limit: int = 60) -> str:
+    """A path quoted for an error message, cut at its *start* when longer than ``limit``
+    characters: the end of a path (the folder or file the user named) is the part that says
+    what is missing.
+
+    >>> short_path("/tmp/a")
+    "'/tmp/a'"
+    >>> short_path("/" + "d" * 100 + "/nowhere")
+    "'...dddddddddddddddddddddddddddddddddddddddddd/nowhere' (109 characters)"
+    """
+    text = str(path)
+    if len(text) + 2 <= limit:
+        return repr(text)
+    keep = limit - 10
+    return f"'...{text[-keep:]}' ({len(text)} characters)"

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from shuffledp.budgets import BudgetProfile
-from shuffledp.errors import short_repr
+from shuffledp.errors import short_path, short_repr
 from shuffledp.limits import BUDGET_COLUMNS, N_MAX
 from shuffledp.validation import check_str, describe
 
@@ -278,7 +278,7 @@ def load_budgets(path: str | os.PathLike) -> BudgetProfile:
         raise TypeError(f"path must be a str or os.PathLike, got {describe(path)}") from None
     if not str(path).strip():
         raise ValueError(f"path must not be empty, got {short_repr(str(path))}")
-    shown = short_repr(str(p))
+    shown = short_path(p)
     try:
         exists, is_file = p.exists(), p.is_file()
     except (OSError, ValueError) as err:  # name too long, embedded NUL byte, ...

@@ -21,6 +21,11 @@ tier is small (equal-count victim groups), and then reports the group's value fo
 >>> prof = BudgetProfile.from_histogram([0.5, 1.0, 2.0], [3000, 2000, 1000])
 >>> [round(t.eps, 4) for t in tier_eps(prof, delta=1e-6, randomizer="laplace_shared")]
 [0.0243, 0.0479, 0.0915]
+
+:func:`calibrate_tiers` goes the other way: given one central target per budget level (the
+individualized targets of Boenisch et al., NeurIPS 2023, "Have it your way"), it finds local
+budgets whose per-tier guarantees meet them; :func:`raise_tiers` is its per-level step, shared
+with the SGD calibration (:func:`shuffledp.sgd.tiers.calibrate_tiers`).
 """
 
 from __future__ import annotations
@@ -29,11 +34,15 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from shuffledp.budgets import BudgetProfile
-from shuffledp.errors import ParameterRegimeError, short_repr
-from shuffledp.validation import check_target_delta, describe
+import numpy as np
 
-__all__ = ["TierEps", "tier_eps", "TIERS_MAX", "TIER_METHODS"]
+from shuffledp.budgets import BudgetProfile
+from shuffledp.calibration import ScaleCheck, eps_score, search_scale
+from shuffledp.errors import ParameterRegimeError, short_repr
+from shuffledp.validation import as_real_array, check_real, check_target_delta, describe
+
+__all__ = ["TierEps", "tier_eps", "TIERS_MAX", "TIER_METHODS", "TierCalibration",
+           "calibrate_tiers", "raise_tiers", "check_targets"]
 
 #: Most distinct budgets :func:`tier_eps` reports on.
 TIERS_MAX = 64
@@ -144,3 +153,147 @@ def tier_eps(profile: BudgetProfile, *, delta: float, randomizer: Any,
                     best[k] = (e, m)
     return [TierEps(k, float(t.eps[k]), float(t.delta[k]), int(t.counts[k]), e, m)
             for k, (e, m) in enumerate(best)]
+
+
+def raise_tiers(check_profile, profile: BudgetProfile, targets, rtol: float,
+                eps_local_max: float, bound_delta: float, *, own: bool = False):
+    """Each tier's budgets raised on their own, from the largest budget down, by the largest
+    factor (to ``rtol``) that keeps every tier's target met: a tier whose target is not the
+    binding one gets the budget its target allows.  Raising one tier's budget never lowers
+    any tier's delta (its victims' pair grows; the others lose blanket mass, Theorem 6 (ii)),
+    so the check is monotone in the factor.  A factor keeps the tier below the next one (the
+    tiers keep their order and their targets).  ``own``: ``check_profile(profile, k)``
+    checks tier k alone (pools of one tier, where the others do not move).  Returns
+    (profile, evaluations, the ``value`` of the last accepted check: its largest delta, or
+    whatever ``check_profile`` reports).  ``check_profile`` returns a
+    :class:`~shuffledp.calibration.ScaleCheck`."""
+    evaluations = 0
+    last: dict[int, float] = {}
+    size = int(profile.tiers.eps.size)
+    for k in range(size - 1, -1, -1):
+        levels = profile.tiers.eps
+        e_k = float(levels[k])
+        cap = eps_local_max if k == size - 1 else float(levels[k + 1]) * (1.0 - 1e-9)
+        f_max = cap / e_k
+        if f_max <= 1.0 + rtol:
+            continue
+        eps_users = np.asarray(profile.eps, dtype=np.float64)
+        mask = eps_users == e_k
+
+        def raised(f: float, eps_users=eps_users, mask=mask, now=profile) -> BudgetProfile:
+            return BudgetProfile(eps=np.where(mask, eps_users * f, eps_users),
+                                 delta=now.delta, label=now.label)
+
+        def check(f: float, raised=raised, k=k):
+            return check_profile(raised(f), k) if own else check_profile(raised(f))
+
+        res = search_scale(check, start=min(1.0 + 8.0 * rtol, f_max), s_min=1.0, s_max=f_max,
+                           rtol=rtol, log_secant=own)
+        evaluations += res.evaluations
+        if res.lo is not None and res.lo > 1.0:
+            profile = raised(res.lo)
+            last[k] = float(res.checks[res.lo].value)
+            if not own:
+                bound_delta = last[k]
+    if own and last:
+        bound_delta = max(bound_delta, *last.values())
+    return profile, evaluations, bound_delta
+
+
+def check_targets(targets: Any, size: int) -> np.ndarray:
+    """``targets`` as an array of one central eps (> 0) per budget level (``size``), or a
+    ``ValueError``/``TypeError`` naming the entry."""
+    tg = np.atleast_1d(as_real_array(targets, "targets"))
+    if tg.shape != (size,):
+        raise ValueError(f"targets must have one central eps per budget level of base ({size}), "
+                         f"got shape {tg.shape}")
+    for k, v in enumerate(tg):
+        check_real(float(v), f"targets[{k}]", low=0.0, low_open=True)
+    return tg
+
+
+class TierCalibration(NamedTuple):
+    """Result of :func:`calibrate_tiers`: ``profile`` the calibrated local budgets (every user
+    of a level moved together), ``tiers`` each level's central guarantee there
+    (:func:`tier_eps`), ``targets`` the central targets, ``scale`` the common factor of the
+    first stage and ``evaluations`` the number of :func:`tier_eps` calls."""
+
+    profile: BudgetProfile
+    tiers: list[TierEps]
+    targets: tuple[float, ...]
+    scale: float
+    evaluations: int
+
+
+def calibrate_tiers(base: BudgetProfile, *, targets: Any, delta: float, randomizer: Any,
+                    methods: Sequence[str] = TIER_METHODS, rtol: float = 1e-2,
+                    scale_min: float = 1e-3, eps_local_max: float = 30.0,
+                    refine: bool = True) -> TierCalibration:
+    """Local budgets whose per-tier central guarantees meet one target per budget level.
+
+    ``base``: the relative budgets (its distinct levels are the tiers, by increasing budget;
+    at most :data:`TIERS_MAX`); ``targets``: one central eps per level, at ``delta``.  First
+    the largest common factor s (to ``rtol``, :func:`shuffledp.calibration.search_scale`) with
+    ``tier_eps(base.scaled(s))[k].eps <= targets[k]`` for every level; then, with ``refine``,
+    each level's budget is raised on its own while every target still holds
+    (:func:`raise_tiers`), so the levels whose target is not the binding one get the budget
+    their own target allows.  The check is a certified one at every step: each accepted
+    profile's :func:`tier_eps` are at most the targets, and they are returned.  Raising a
+    level's budget never lowers any level's eps for the mechanism-aware bounds (its victims'
+    pair grows; the others lose clone and blanket mass), so each search is monotone.
+
+    ``ParameterRegimeError`` when the targets are not met even at ``scale_min``.
+
+    >>> from shuffledp import BudgetProfile
+    >>> base = BudgetProfile.from_histogram([1.0, 2.0, 3.0], [540, 370, 90])
+    >>> cal = calibrate_tiers(base, targets=[0.3, 0.6, 0.9], delta=1e-6, randomizer="binary_rr")
+    >>> all(t.eps <= g for t, g in zip(cal.tiers, cal.targets))
+    True
+    """
+    if not isinstance(base, BudgetProfile):
+        raise TypeError(f"base must be a BudgetProfile, got {describe(base)}")
+    if not isinstance(refine, bool):
+        raise TypeError(f"refine must be True or False, got {short_repr(refine)}")
+    delta = check_target_delta(delta)
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+    scale_min = check_real(scale_min, "scale_min", low=0.0, low_open=True)
+    eps_local_max = check_real(eps_local_max, "eps_local_max", low=0.0, low_open=True)
+    size = int(base.tiers.eps.size)
+    if size > TIERS_MAX:
+        raise ParameterRegimeError(
+            f"per-tier calibration: at most {TIERS_MAX} distinct budgets, got {size}")
+    tg = check_targets(targets, size)
+    tier_eps(base, delta=delta, randomizer=randomizer, methods=methods)  # arguments checked
+    seen: dict[bytes, list[TierEps]] = {}
+
+    def check_profile(prof: BudgetProfile) -> ScaleCheck:
+        if prof.tiers.eps.size != size:  # two levels met: their targets no longer align
+            return ScaleCheck(False, -math.inf, math.inf, "two budget levels coincide")
+        try:
+            tiers = tier_eps(prof, delta=delta, randomizer=randomizer, methods=methods)
+        except ParameterRegimeError as err:
+            return ScaleCheck(False, -math.inf, math.inf, str(err))
+        seen[prof.eps.tobytes()] = tiers
+        ok = all(t.eps <= float(g) for t, g in zip(tiers, tg, strict=True))
+        score = min(eps_score(t.eps, float(g)) for t, g in zip(tiers, tg, strict=True))
+        return ScaleCheck(ok, score, max(t.eps / float(g) for t, g in zip(tiers, tg,
+                                                                           strict=True)))
+
+    s_max = eps_local_max / base.eps_max
+    res = search_scale(lambda s: check_profile(base.scaled(s)), start=min(1.0, s_max),
+                       s_min=min(scale_min, s_max), s_max=s_max, rtol=rtol)
+    if res.lo is None:
+        raise ParameterRegimeError(
+            f"per-tier targets {[float(v) for v in tg]} at delta = {delta:g} are not reachable "
+            f"with local budgets down to {scale_min:g} times the base profile")
+    profile = base.scaled(res.lo)
+    evaluations = res.evaluations
+    if refine and not res.capped:
+        profile, more, _ = raise_tiers(check_profile, profile, tg, rtol, eps_local_max,
+                                       float(res.checks[res.lo].value))
+        evaluations += more
+    tiers = seen.get(profile.eps.tobytes())
+    if tiers is None:  # pragma: no cover - every accepted profile was checked
+        tiers = tier_eps(profile, delta=delta, randomizer=randomizer, methods=methods)
+    return TierCalibration(profile, tiers, tuple(float(v) for v in tg), float(res.lo),
+                           evaluations)

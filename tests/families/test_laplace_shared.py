@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from _two_users import shuffled_pair_deltas
 
 from shuffledp import BudgetProfile
 from shuffledp.bounds import get_bound
@@ -98,26 +99,16 @@ def test_estimator_rejects_bad_reports():
 
 # --------------------------------------------------------------------------- the exact truth
 def _two_user_deltas(eps_v, x0, x1, eps_o, x_o, eps_list, h=0.02, half=40.0):
-    """Exact (up to quadrature) hockey-stick divergences of the shuffled pair {victim,
-    other} at each eps of ``eps_list``: the unordered pair {a, c} has density f_b(a) g(c) +
-    f_b(c) g(a); midpoint rule on a grid of step h over [-half, half]^2 (the tails beyond
-    carry less than e^{-35})."""
+    """Exact (up to quadrature) shuffled divergences of {victim, other} at each eps of
+    ``eps_list``, on a grid of step h over [-half, half] (the tails beyond carry less than
+    e^{-35})."""
     y = np.arange(-half + h / 2, half, h)
-    f0, f1, g = (_density(y, x0, eps_v), _density(y, x1, eps_v), _density(y, x_o, eps_o))
-    es = np.exp(np.asarray(eps_list, dtype=float))
-    total = np.zeros(es.size)
-    for i in range(0, y.size, 400):  # rows a, columns c > a: the unordered pairs
-        a = slice(i, i + 400)
-        h0 = f0[a, None] * g[None, :] + g[a, None] * f0[None, :]
-        h1 = f1[a, None] * g[None, :] + g[a, None] * f1[None, :]
-        upper = np.arange(i, min(i + 400, y.size))[:, None] < np.arange(y.size)[None, :]
-        for k, e in enumerate(es):
-            total[k] += float(np.sum(np.maximum(h0 - e * h1, 0.0), where=upper))
-    return total * h * h
+    return shuffled_pair_deltas(_density(y, x0, eps_v), _density(y, x1, eps_v),
+                                _density(y, x_o, eps_o), eps_list, h, block=400)
 
 
 @pytest.mark.parametrize(("eps_v", "eps_o"), [(1.0, 1.0), (0.5, 2.0), (3.0, 3.0)])
-def test_bounds_are_above_the_exact_two_user_divergence(eps_v, eps_o):
+def test_bounds_bracket_the_exact_two_user_divergence(eps_v, eps_o):
     prof = BudgetProfile.from_arrays([eps_v, eps_o])
     blanket, clones = get_bound("blanket"), get_bound("clones")
     eps_list = (0.05, 0.3, 0.8)
@@ -132,6 +123,10 @@ def test_bounds_are_above_the_exact_two_user_divergence(eps_v, eps_o):
         c = clones.delta(profile=prof, eps=eps, mechanism="laplace_shared")
         assert t <= b * (1 + 1e-3) + 1e-9, (eps, t, b)
         assert t <= c * (1 + 1e-3) + 1e-9, (eps, t, c)
+        # the certified lower bounds (their pair, others at -1, is among those of the truth)
+        for low in ("tier_sum_lower", "window_lower"):
+            lo = get_bound(low).delta(profile=prof, eps=eps, mechanism="laplace_shared")
+            assert lo <= t * (1 + 1e-3) + 1e-9, (low, eps, lo, t)
 
 
 def test_shared_noise_amplifies_across_budgets():

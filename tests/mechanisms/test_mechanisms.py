@@ -256,7 +256,8 @@ def test_mechanism_contract(name):
     assert np.all((m.blanket_mass() > 0) & (m.blanket_mass() <= 1))
     fam = m.randomizer()
     assert fam.pure == cls.pure and fam.family in ("laplace", "duchi", "piecewise", "gaussian",
-                                                   "krr", "binary_rr", "oue", "laplace_shared")
+                                                   "krr", "binary_rr", "oue", "laplace_shared",
+                                                   "gaussian_shared")
     with pytest.raises(AttributeError):
         m.eps = np.ones(50)  # frozen
 

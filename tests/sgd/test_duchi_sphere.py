@@ -351,7 +351,7 @@ def test_calibrate_tiers_meets_every_target():
 
 
 @pytest.mark.parametrize(("targets", "err", "match"), [
-    ([1.0, 2.0], ValueError, r"targets must have one central eps per budget tier of base \(3\)"),
+    ([1.0, 2.0], ValueError, r"targets must have one central eps per budget level of base \(3\)"),
     ([1.0, 0.0, 2.0], ValueError, r"targets\[1\] must be finite and > 0, got 0.0"),
     ([1.0, float("nan"), 2.0], ValueError, r"targets\[1\]"),
     ("abc", TypeError, "targets"),

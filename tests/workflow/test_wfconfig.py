@@ -122,7 +122,8 @@ def test_key_path():
           "'-', first a letter or digit (no '/', '.', spaces) (schema: pattern)"]),
         ({"personalized_validity": {"randomizers": ["nosuch"]}},
          ["config personalized_validity.randomizers[0] = 'nosuch': must be one of laplace, "
-          "piecewise, gaussian, duchi, binary_rr, krr:k (schema: pattern)"]),
+          "piecewise, gaussian, duchi, binary_rr, laplace_shared, gaussian_shared, krr:k "
+          "(schema: pattern)"]),
         ({"sgd": {"clip": 0}},
          ["config sgd.clip = 0: must be > 0 (schema: exclusiveMinimum 0)"]),
         # issue 30: numbers no key accepts, integral floats, repeated grid entries

@@ -36,7 +36,8 @@ Victims: the ``MAX_VICTIMS`` tiers of largest eps are tried (any victim gives a 
 bound; the largest budgets leak most); beyond ``FEW_TIERS`` tiers (distinct budgets: each user
 its own tier) one victim and the score ``(p-q)/w`` only, the score coarsened so that tiers times
 FFT points stay within ``WORK``.  Families: Laplace, the Gaussian mechanism and the
-piecewise mechanism on [-1, 1] (their certified interval masses, those of ``window_lower``).
+piecewise mechanism on [-1, 1], and the shared-noise Laplace and Gaussian (their certified
+interval masses, those of ``window_lower``; the shared ones in their common units).
 
 Code names -> symbols: ``g`` the score of one report, ``LEVELS`` its largest value, ``O`` the
 others' sum's law, ``A``/``B`` T's law under P/Q, ``E`` = e^eps.
@@ -66,7 +67,7 @@ __all__ = ["TIER_FAMILIES", "MAX_TIERS", "LEVELS", "tier_sum_delta", "tier_sum_e
 
 _U = float(np.finfo(float).eps) / 2.0
 #: The families with certified interval masses here.
-TIER_FAMILIES = ("laplace", "gaussian", "piecewise")
+TIER_FAMILIES = ("laplace", "gaussian", "piecewise", "laplace_shared", "gaussian_shared")
 #: Most distinct budgets (tiers) a profile may have.
 MAX_TIERS = 20_000
 #: Beyond this many tiers one score and one victim tier are used (the cost is per tier).
@@ -130,6 +131,24 @@ def _mass_fn(fam: Family):
         def span(eps_v, delta_v):  # the victim's output range [-C, C]
             c = 1.0 + 2.0 / math.expm1(eps_v / 2.0)
             return -c, c
+    elif fam.name == "laplace_shared":  # s_j x + Lap(1), s_j = eps_j / 2 (common units)
+        from shuffledp.families.laplace_shared import shared_laplace_mass
+
+        def mass(lo, hi, x, eps, delta):
+            return shared_laplace_mass(lo, hi, x * (eps / 2.0))
+
+        def span(eps_v, delta_v):  # the victim's reports: 20 scales beyond +-s_v
+            return -eps_v / 2.0 - 20.0, eps_v / 2.0 + 20.0
+    elif fam.name == "gaussian_shared":  # x / sigma_j + N(0, 1) (common units)
+        from shuffledp.families.gaussian import sigmas
+        from shuffledp.families.gaussian_shared import unit_gauss_mass
+
+        def mass(lo, hi, x, eps, delta):
+            return unit_gauss_mass(lo, hi, x / sigmas(eps, delta))
+
+        def span(eps_v, delta_v):
+            c = 1.0 / float(sigmas(np.array([eps_v]), np.array([delta_v]))[0])
+            return -c - 8.0, c + 8.0
     else:  # pragma: no cover - guarded by _check
         raise ParameterRegimeError(f"tier_sum_lower has no interval masses for {fam}")
     return mass, span
@@ -357,9 +376,9 @@ def _check(*, profile: BudgetProfile, mechanism: Any = "laplace") -> None:
         raise ParameterRegimeError(
             f"tier_sum_lower needs every eps_i >= {EPS_FLOOR:g} (the report laws of smaller "
             f"budgets are not computed here), got eps_i = {profile.eps_min!r}")
-    if fam.name == "gaussian" and profile.delta_min <= 0.0:
-        raise ParameterRegimeError("tier_sum_lower: the gaussian randomizer needs delta_i > 0 "
-                                   f"for every user, got delta_i = {profile.delta_min!r}")
+    if fam.needs_delta and profile.delta_min <= 0.0:
+        raise ParameterRegimeError(f"tier_sum_lower: the {fam.name} randomizer needs delta_i "
+                                   f"> 0 for every user, got delta_i = {profile.delta_min!r}")
 
 
 def tier_sum_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "laplace") -> float:
@@ -431,7 +450,8 @@ BOUND = register_bound(
             randomizers=("laplace",),
             options={"mechanism": "laplace"},
             coverage_note=("a lower bound for its mechanism (option mechanism: laplace, "
-                           "gaussian, piecewise), at most 20000 distinct budgets"),
+                           "gaussian, piecewise, laplace_shared, gaussian_shared), at most "
+                           "20000 distinct budgets"),
         ),
         delta_fn=tier_sum_delta,
         eps_fn=tier_sum_eps,

@@ -8,29 +8,31 @@ how its mass varies with the victim's budget); bounds ask the family object
 (:class:`~shuffledp.families.base.Family`).  Clone masses, derived per family in
 docs/theory.md section 6 and checked numerically in tests/families/:
 
-==============  ============================================================  ======================
-family          r(eps_v, eps_j)                                               in eps_v (fixed eps_j)
-==============  ============================================================  ======================
-binary_rr       2 / (1 + e^{eps_j})                                           constant
-krr:k           2 (e^{eps_v} + k - 1) / ((e^{eps_j} + k - 1)(e^{eps_v} + 1))  non-increasing
-duchi           2 / (1 + e^{eps_j}) (one-bit Duchi = binary RR on a           constant
-                randomized rounding: its profile is at most binary RR's)
-laplace         (eps_j / eps_v) e^{-eps_j} if eps_j <= eps_v, else 0          0 below eps_j, then
-                                                                              non-increasing
-laplace_shared  e^{-(eps_v + eps_j)/2} (one noise scale for all budgets:      non-increasing
-                every user has the victim's tails)
-piecewise       p_low(eps_j) / p_high(eps_v) if eps_j <= eps_v, else 0        0 below eps_j, then
-                                                                              non-increasing
-oue:d           minimum over output patterns (:func:`~shuffledp.families.     not monotone
-                oue.oue_box`)
-duchi_l2        e^{-eps} if eps_v = eps_j, else 0 (disjoint radii)            equal budgets only
-gaussian        0 between pure pairs (not pure LDP); its mixture form         --
-                and per-victim masses: clones' ``mechanism`` option
-gaussian_l2     0 (the d-dimensional Gaussian of SGD; no mixture form         --
-                established)
-any             e^{-eps} if eps_v = eps_j, else 0 (one arbitrary              equal budgets only
-                eps-LDP randomizer per budget, unrelated across budgets)
-==============  ============================================================  ======================
+===============  ============================================================  =====================
+family           r(eps_v, eps_j)                                               in eps_v, fixed eps_j
+===============  ============================================================  =====================
+binary_rr        2 / (1 + e^{eps_j})                                           constant
+krr:k            2 (e^{eps_v} + k - 1) / ((e^{eps_j} + k - 1)(e^{eps_v} + 1))  non-increasing
+duchi            2 / (1 + e^{eps_j}) (one-bit Duchi = binary RR on a           constant
+                 randomized rounding: its profile is at most binary RR's)
+laplace          (eps_j / eps_v) e^{-eps_j} if eps_j <= eps_v, else 0          0 below eps_j, then
+                                                                               non-increasing
+laplace_shared   e^{-(eps_v + eps_j)/2} (one noise scale for all budgets:      non-increasing
+                 every user has the victim's tails)
+piecewise        p_low(eps_j) / p_high(eps_v) if eps_j <= eps_v, else 0        0 below eps_j, then
+                                                                               non-increasing
+oue:d            minimum over output patterns (:func:`~shuffledp.families.     not monotone
+                 oue.oue_box`)
+duchi_l2         e^{-eps} if eps_v = eps_j, else 0 (disjoint radii)            equal budgets only
+gaussian         0 between pure pairs (not pure LDP); its mixture form         --
+                 and per-victim masses: clones' ``mechanism`` option
+gaussian_shared  0 between pure pairs; per-victim masses with a tail cut       --
+                 (one noise scale for all budgets: Lemma 15)
+gaussian_l2      0 (the d-dimensional Gaussian of SGD; no mixture form         --
+                 established)
+any              e^{-eps} if eps_v = eps_j, else 0 (one arbitrary              equal budgets only
+                 eps-LDP randomizer per budget, unrelated across budgets)
+===============  ============================================================  =====================
 
 Adding a family: one module in this package with a :class:`~shuffledp.families.base.Family`
 subclass decorated with :func:`register_family` (every module of the package is imported

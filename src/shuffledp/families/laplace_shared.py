@@ -16,7 +16,9 @@ user j's report is ``(eps_j/eps_v) x_j + Lap(2/eps_v)``: every user has the vict
   ``e^{-eps_j/2} omega`` against the victim's ``(P0 + P1)/2 <= e^{eps_v/2} omega``), which is
   FMT21's ``e^{-eps}`` at equal budgets and decreases with the victim's budget.
 
-Variation-ratio row: the general one.
+Variation-ratio row: the general one.  Window and interval masses (``window_lower``,
+``tier_sum_lower``): in the common units (b = 1), the victim's reports centred at
+``+-eps_v / 2`` (:func:`shared_laplace_mass`).
 """
 
 from __future__ import annotations
@@ -31,8 +33,46 @@ from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimR
 from shuffledp.families.blanket import BlanketCase
 from shuffledp.families.laplace import SAME_SIGN_STEPS, _case
 from shuffledp.families.registry import register_family
+from shuffledp.families.windows import (
+    WEIGHTS,
+    U,
+    Window,
+    WindowConfig,
+    finite,
+    grid,
+    symmetric_cell_masses,
+    symmetric_windows,
+)
 
-__all__ = ["LaplaceShared"]
+__all__ = ["LaplaceShared", "shared_laplace_mass"]
+
+
+def shared_laplace_mass(lo: float, hi: float, centre: NDArray) -> tuple[NDArray, NDArray]:
+    """``Pr[centre + Lap(1) in [lo, hi]]`` elementwise over the centres (``hi`` may be inf),
+    and its error bound: ``e^{-d} (1 - e^{-(hi-lo)}) / 2`` on one side of the centre, else
+    ``(1 - e^{-z1}) / 2 + (1 - e^{-z2}) / 2``, with the relative error bounds of the Laplace
+    family's masses, plus ``u |centre|`` for the rounding of the centre (density at most
+    1/2 at two ends).
+
+    >>> v, e = shared_laplace_mass(0.0, np.inf, np.array([0.0, 1.0]))
+    >>> v.round(6).tolist()
+    [0.5, 0.81606]
+    """
+    c = np.asarray(centre, dtype=np.float64)
+    right, left = lo >= c, hi <= c
+    one_side = right | left
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.where(right, lo - c, np.where(left, c - hi, 0.0))
+        z2 = np.where(one_side, hi - lo, 0.0)
+        side = 0.5 * np.exp(-d) * -np.expm1(-z2)
+        side_rel = (3.0 * finite(d) + 3.0 * finite(z2) + 12.0) * U
+        z1 = np.where(one_side, 0.0, c - lo)
+        z3 = np.where(one_side, 0.0, hi - c)
+        mid = 0.5 * -np.expm1(-z1) + 0.5 * -np.expm1(-z3)
+        mid_rel = (3.0 * finite(z1) + 3.0 * finite(z3) + 12.0) * U
+    val = np.where(one_side, side, mid)
+    err = np.where(one_side, side_rel * side, mid_rel * mid) + U * np.abs(c)
+    return val, err
 
 
 @register_family
@@ -81,3 +121,19 @@ class LaplaceShared(Family):
                 cases.append(_case(b_v, b_v, eps, x0, x1, masses * factor,
                                    f"same-sign pairs of width <= {s_hi:g}", 0))
         return cases
+
+    # ------------------------------------------------------------------ window_lower
+    def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
+        """The Laplace family's windows in the common units (victim centred at
+        ``+-eps_v / 2``, unit scale)."""
+        return grid(-1.0, 1.0, (-1.0, 0.0), symmetric_windows(1.0, centre=eps_v / 2.0),
+                    WEIGHTS)
+
+    def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
+                    window: Window) -> tuple[NDArray[np.float64], ...]:
+        signal = np.asarray(eps, dtype=np.float64) / 2.0
+
+        def mass(lo, hi, xx):
+            return shared_laplace_mass(lo, hi, xx * signal)
+
+        return symmetric_cell_masses(mass, x, window)

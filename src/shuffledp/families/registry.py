@@ -39,7 +39,7 @@ def family_names(where: Callable[[type[Family]], bool] | None = None) -> list[st
     """The registered names (sorted), optionally only those whose class satisfies ``where``.
 
     >>> family_names(lambda f: f.cuts_tails)
-    ['gaussian', 'laplace']
+    ['gaussian', 'gaussian_shared', 'laplace']
     """
     return sorted(n for n, c in _FAMILIES.items() if where is None or where(c))
 

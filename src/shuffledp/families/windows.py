@@ -96,15 +96,18 @@ def symmetric_cell_masses(mass: MassFn, x: float, window: Window) -> tuple[NDArr
     return np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), ea, eo, eb
 
 
-def symmetric_windows(scale: float) -> list[Window]:
-    """The windows of a location family on [-1, 1] whose victim has noise scale ``scale``:
-    ``|y -+ 1| <= f scale`` for a few f (disjoint while the half-width is at most 1), and the
-    half lines ``y >= 0.5``, ``y >= 0``."""
+def symmetric_windows(scale: float, *, centre: float = 1.0) -> list[Window]:
+    """The windows of a location family whose victim's two report laws are centred at
+    ``-+centre`` (1 for the randomizers on [-1, 1]) with noise scale ``scale``:
+    ``|y -+ centre| <= f scale`` for a few f (disjoint while the half-width is at most
+    ``centre``), and the half lines ``y >= centre / 2``, ``y >= 0``."""
     out: list[Window] = []
     seen: set[float] = set()
     for f in (0.5, 1.0, 1.25, 1.5, 2.5):
-        w = min(f * scale, 1.0)  # |y -+ 1| <= w, disjoint while w <= 1
+        w = min(f * scale, centre)  # |y -+ c| <= w, disjoint while w <= c
         if w not in seen:
             seen.add(w)
-            out.append(Window(f"|y-1|<={w:.3g}", 1.0 - w, 1.0 + w))
-    return out + [Window("y>=0.5", 0.5, math.inf), Window("y>=0", 0.0, math.inf)]
+            label = f"|y-1|<={w:.3g}" if centre == 1.0 else f"|y-{centre:.3g}|<={w:.3g}"
+            out.append(Window(label, centre - w, centre + w))
+    half = "y>=0.5" if centre == 1.0 else f"y>={centre / 2.0:.3g}"
+    return out + [Window(half, centre / 2.0, math.inf), Window("y>=0", 0.0, math.inf)]

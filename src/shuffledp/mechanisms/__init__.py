@@ -1,7 +1,8 @@
 """Local randomizers for shuffled personalized LDP, with their shuffled estimators.
 
 Mean of values in [-1, 1]: :class:`LaplaceMechanism`, :class:`DuchiMechanism`,
-:class:`PiecewiseMechanism`, :class:`GaussianMechanism`, :class:`LaplaceSharedMechanism`.
+:class:`PiecewiseMechanism`, :class:`GaussianMechanism`, :class:`LaplaceSharedMechanism`,
+:class:`GaussianSharedMechanism`.
 Frequencies over d categories:
 :class:`GRRMechanism`, :class:`OUEMechanism`.  Each is a frozen dataclass holding the per-user
 budgets, its citation and the quantities bounds need (``eps``, ``delta``,
@@ -11,11 +12,11 @@ budgets, its citation and the quantities bounds need (``eps``, ``delta``,
 The registries map config names to classes (lookup only; no dispatch on strings elsewhere):
 
 >>> sorted(MEAN_MECHANISMS), sorted(FREQUENCY_MECHANISMS)
-(['duchi', 'gaussian', 'laplace', 'laplace_shared', 'piecewise'], ['grr', 'oue'])
+(['duchi', 'gaussian', 'gaussian_shared', 'laplace', 'laplace_shared', 'piecewise'], ['grr', 'oue'])
 >>> get_mechanism("nope")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: unknown mechanism 'nope'; known mechanisms: duchi, gaussian, grr, ...
+ValueError: unknown mechanism 'nope'; known mechanisms: duchi, gaussian, ...
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from shuffledp.mechanisms.frequency import GRRMechanism, OUEMechanism
 from shuffledp.mechanisms.mean import (
     DuchiMechanism,
     GaussianMechanism,
+    GaussianSharedMechanism,
     LaplaceMechanism,
     LaplaceSharedMechanism,
     PiecewiseMechanism,
@@ -47,6 +49,7 @@ __all__ = [
     "DuchiMechanism",
     "PiecewiseMechanism",
     "GaussianMechanism",
+    "GaussianSharedMechanism",
     "GRRMechanism",
     "OUEMechanism",
     "MEAN_MECHANISMS",
@@ -60,7 +63,7 @@ __all__ = [
 MEAN_MECHANISMS: dict[str, type[MeanMechanism]] = {
     cls.name: cls
     for cls in (LaplaceMechanism, DuchiMechanism, PiecewiseMechanism, GaussianMechanism,
-                LaplaceSharedMechanism)
+                LaplaceSharedMechanism, GaussianSharedMechanism)
 }
 FREQUENCY_MECHANISMS: dict[str, type[FrequencyMechanism]] = {
     cls.name: cls for cls in (GRRMechanism, OUEMechanism)

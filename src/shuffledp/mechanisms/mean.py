@@ -15,6 +15,8 @@ are unbiased, and for the optional ``labels`` = the budget each user chose to at
 * :class:`PiecewiseMechanism`: Wang et al., ICDE 2019, Algorithm 2 (variance: their Lemma 1).
 * :class:`GaussianMechanism`: ``x_i + N(0, sigma_i^2)`` with sigma_i the analytic calibration of
   Balle & Wang, ICML 2018 (arXiv 1805.06530), Theorem 8 (:func:`analytic_gaussian_sigma`).
+* :class:`GaussianSharedMechanism`: ``x_i / sigma_i + N(0, 1)``: the same report rescaled, one
+  noise law for every budget (docs/theory.md 15.7).
 """
 
 from __future__ import annotations
@@ -44,9 +46,19 @@ __all__ = [
     "DuchiMechanism",
     "PiecewiseMechanism",
     "GaussianMechanism",
+    "GaussianSharedMechanism",
     "gaussian_delta",
     "analytic_gaussian_sigma",
 ]
+
+
+def _real_reports(reports: ArrayLike, n: int) -> NDArray[np.float64]:
+    """Real-valued reports, one per user (``n``), finite (``TypeError``/``ValueError``)."""
+    rep = as_real_array(reports, "reports", scalar=False)
+    if rep.ndim != 1 or rep.size != n:
+        raise ValueError(f"reports must have one entry per user ({n}), got {rep.shape}")
+    check_array_range(rep, "reports")
+    return rep
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,10 +75,7 @@ class _UnbiasedReports(MeanMechanism):
         raise NotImplementedError
 
     def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
-        rep = as_real_array(reports, "reports", scalar=False)
-        if rep.ndim != 1 or rep.size != self.n:
-            raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
-        check_array_range(rep, "reports")
+        rep = _real_reports(reports, self.n)
         self._check_labels(labels, rep.size)
         return float(rep.mean())
 
@@ -126,7 +135,40 @@ class LaplaceMechanism(_UnbiasedReports):
 
 
 @dataclass(frozen=True, eq=False)
-class LaplaceSharedMechanism(MeanMechanism):
+class _SharedNoise(MeanMechanism):
+    """Reports ``y_i = s_i x_i + Z_i`` with one noise law for every user (``Var Z_i =
+    noise_var``) and the signal factor ``s_i`` (:meth:`signal`) set by the budget.
+
+    Unlabelled estimator ``sum_i y_i / sum_i s_i``: under a random assignment of the budgets
+    (module :mod:`shuffledp.mechanisms.base`) ``E sum_i y_i = mean(s) sum_i x_i``, so it is
+    unbiased, with variance ``(noise_var n + V) / (sum_i s_i)^2``, ``V`` =
+    :func:`permutation_variance` of x and s.  Labelled: ``mean_i y_i / s(label_i)``, unbiased
+    for every assignment, variance ``sum_i noise_var / s_i^2 / n^2`` (docs/theory.md 15.6).
+    """
+
+    noise_var: ClassVar[float] = 1.0
+
+    def signal(self, eps: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
+        rep = _real_reports(reports, self.n)
+        lab = self._check_labels(labels, rep.size)
+        if lab is None:
+            return float(rep.sum() / self.signal().sum())
+        return float((rep / self.signal(lab)).mean())
+
+    def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
+        labelled = check_bool(labelled, "labelled")
+        xv = self.check_values(x)
+        s = self.signal()
+        if labelled:
+            return float((self.noise_var / s**2).sum() / self.n**2)
+        return float((self.noise_var * self.n + permutation_variance(xv, s)) / s.sum() ** 2)
+
+
+@dataclass(frozen=True, eq=False)
+class LaplaceSharedMechanism(_SharedNoise):
     """``y_i = s_i x_i + Lap(1)`` with ``s_i = eps_i / 2``: one noise law for every budget.
 
     The L1 sensitivity of ``s_i x_i`` on [-1, 1] is ``eps_i``, so the report is pure
@@ -153,6 +195,8 @@ class LaplaceSharedMechanism(MeanMechanism):
     """
 
     name: ClassVar[str] = "laplace_shared"
+    #: Variance of Lap(1).
+    noise_var: ClassVar[float] = 2.0
     #: The randomizer family (shuffledp.families) this mechanism belongs to.
     family: ClassVar[str] = "laplace_shared"
     citation: ClassVar[str] = ("Dwork, McSherry, Nissim, Smith, TCC 2006, Proposition 1, with "
@@ -173,24 +217,6 @@ class LaplaceSharedMechanism(MeanMechanism):
     def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
         xv = self.check_values(x)
         return self.signal() * xv + check_rng(rng).laplace(0.0, 1.0, size=self.n)
-
-    def estimate(self, reports: ArrayLike, *, labels: ArrayLike | None = None) -> float:
-        rep = as_real_array(reports, "reports", scalar=False)
-        if rep.ndim != 1 or rep.size != self.n:
-            raise ValueError(f"reports must have one entry per user ({self.n}), got {rep.shape}")
-        check_array_range(rep, "reports")
-        lab = self._check_labels(labels, rep.size)
-        if lab is None:
-            return float(rep.sum() / self.signal().sum())
-        return float((rep / self.signal(lab)).mean())
-
-    def variance(self, x: ArrayLike, *, labelled: bool = False) -> float:
-        labelled = check_bool(labelled, "labelled")
-        xv = self.check_values(x)
-        s = self.signal()
-        if labelled:
-            return float((2.0 / s**2).sum() / self.n**2)
-        return float((2.0 * self.n + permutation_variance(xv, s)) / s.sum() ** 2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -353,8 +379,41 @@ class PiecewiseMechanism(_UnbiasedReports):
         return np.where(centre, y_centre, y_outer)
 
 
+class _AnalyticSigma:
+    """Per-user budgets (eps_i, delta_i) and the analytic Gaussian scale sigma_i of each
+    (:func:`analytic_gaussian_sigma`, sensitivity 2), computed once at construction."""
+
+    eps: NDArray[np.float64]
+    delta_i: NDArray[np.float64] | float
+
+    def _set_budgets(self, eps: ArrayLike, delta: ArrayLike) -> None:
+        e = as_budgets(eps, "eps")
+        dl = as_real_array(delta, "delta")
+        if dl.size == 1:
+            dl = np.full(e.shape, float(dl.ravel()[0]))
+        elif dl.shape != e.shape:
+            raise ValueError(
+                f"delta must be a scalar or have one entry per user ({e.size}), got shape "
+                f"{dl.shape}"
+            )
+        dl = as_budgets(dl, "delta", positive=False)
+        object.__setattr__(self, "eps", e)
+        object.__setattr__(self, "delta_i", dl)
+        sig = analytic_gaussian_sigma(e, dl)
+        sig.setflags(write=False)
+        object.__setattr__(self, "_sigma", sig)
+
+    @property
+    def delta(self) -> NDArray[np.float64]:
+        return np.asarray(self.delta_i)
+
+    def sigma(self) -> NDArray[np.float64]:
+        """sigma_i: the analytic Gaussian scale of (eps_i, delta_i) (cached at construction)."""
+        return self._sigma  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, eq=False)
-class GaussianMechanism(_UnbiasedReports):
+class GaussianMechanism(_AnalyticSigma, _UnbiasedReports):
     """``y_i = x_i + N(0, sigma_i^2)``: (eps_i, delta_i)-LDP on [-1, 1], delta_i > 0.
 
     sigma_i = :func:`analytic_gaussian_sigma` (eps_i, delta_i, sensitivity 2): Balle & Wang,
@@ -381,29 +440,7 @@ class GaussianMechanism(_UnbiasedReports):
     pure: ClassVar[bool] = False
 
     def __init__(self, eps: ArrayLike, delta: ArrayLike = 1e-6) -> None:
-        e = as_budgets(eps, "eps")
-        dl = as_real_array(delta, "delta")
-        if dl.size == 1:
-            dl = np.full(e.shape, float(dl.ravel()[0]))
-        elif dl.shape != e.shape:
-            raise ValueError(
-                f"delta must be a scalar or have one entry per user ({e.size}), got shape "
-                f"{dl.shape}"
-            )
-        dl = as_budgets(dl, "delta", positive=False)
-        object.__setattr__(self, "eps", e)
-        object.__setattr__(self, "delta_i", dl)
-        sig = analytic_gaussian_sigma(e, dl)
-        sig.setflags(write=False)
-        object.__setattr__(self, "_sigma", sig)
-
-    @property
-    def delta(self) -> NDArray[np.float64]:
-        return np.asarray(self.delta_i)
-
-    def sigma(self) -> NDArray[np.float64]:
-        """Noise standard deviation sigma_i (cached at construction)."""
-        return self._sigma  # type: ignore[attr-defined]
+        self._set_budgets(eps, delta)
 
     def _ab(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return np.zeros(self.n), self.sigma() ** 2
@@ -421,3 +458,71 @@ class GaussianMechanism(_UnbiasedReports):
     def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
         xv = self.check_values(x)
         return xv + check_rng(rng).standard_normal(self.n) * self.sigma()
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianSharedMechanism(_AnalyticSigma, _SharedNoise):
+    """``y_i = s_i x_i + N(0, 1)`` with ``s_i = 1 / sigma_i``: one noise law for every budget.
+
+    sigma_i is :class:`GaussianMechanism`'s (the analytic calibration of (eps_i, delta_i),
+    sensitivity 2; Balle & Wang, ICML 2018, Theorem 8), and the report is that mechanism's
+    report divided by sigma_i, a fixed rescaling: (eps_i, delta_i)-LDP, with the mixture form
+    of docs/theory.md Lemma 6.  Where :class:`GaussianMechanism` gives a larger budget less
+    noise, this one gives it more signal; the noise law is common, so every user's report
+    hides every victim (family ``gaussian_shared``, docs/theory.md 15.7, Lemma 15).  Code
+    names: ``eps`` = epsilon_i, ``delta`` = delta_i, :meth:`sigma` = sigma_i, :meth:`signal`
+    = s_i.
+
+    Shuffled estimator (unlabelled): ``sum_i y_i / sum_i s_i``, unbiased under a random
+    assignment of the budgets (module :mod:`shuffledp.mechanisms.base`), with variance
+    ``(n + V) / (sum_i s_i)^2``, ``V`` = :func:`permutation_variance` of x and s.  Its noise
+    part ``n / (sum s)^2 = 1 / (n mean(1/sigma)^2)`` is at most :class:`GaussianMechanism`'s
+    ``mean(sigma^2) / n`` (Jensen).  Labelled (one delta for all users): ``mean_i y_i /
+    s(label_i)``, the Gaussian mechanism's reports, variance ``sum_i sigma_i^2 / n^2``.
+
+    >>> m = GaussianSharedMechanism(eps=[1.0, 2.0], delta=1e-6)
+    >>> bool(np.allclose(m.signal() * m.sigma(), 1.0)), m.family
+    (True, 'gaussian_shared')
+    """
+
+    delta_i: NDArray[np.float64] | float = 1e-6
+    name: ClassVar[str] = "gaussian_shared"
+    #: Variance of N(0, 1).
+    noise_var: ClassVar[float] = 1.0
+    #: The randomizer family (shuffledp.families) this mechanism belongs to.
+    family: ClassVar[str] = "gaussian_shared"
+    citation: ClassVar[str] = ("Balle & Wang, ICML 2018, Theorem 8, the report divided by "
+                               "sigma_i (docs/theory.md 15.7)")
+    pure: ClassVar[bool] = False
+
+    def __init__(self, eps: ArrayLike, delta: ArrayLike = 1e-6) -> None:
+        self._set_budgets(eps, delta)
+        signal = 1.0 / self.sigma()
+        signal.setflags(write=False)
+        object.__setattr__(self, "_signal", signal)
+
+    def signal(self, eps: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """s_i = 1 / sigma_i (``eps``: other budgets, e.g. labels, at the users' one delta)."""
+        if eps is None:
+            return self._signal  # type: ignore[attr-defined]
+        d = self.delta
+        if d.size and d.min() != d.max():
+            raise ValueError("labels give budgets eps_i only: labelled estimation of "
+                             "gaussian_shared needs one delta for all users, got delta_i from "
+                             f"{float(d.min())!r} to {float(d.max())!r}")
+        lab = as_budgets(eps, "eps")
+        return 1.0 / analytic_gaussian_sigma(lab, float(d[0]) if d.size else 1e-6)
+
+    def pdf(self, y: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        """Density of the report ``y`` given input ``x`` (broadcast against ``eps``)."""
+        yv, xv = _values_array(y, "y"), _values_array(x, "x")
+        z = yv - self.signal() * xv
+        return np.exp(-0.5 * z**2) / np.sqrt(2.0 * np.pi)
+
+    def blanket_mass(self) -> NDArray[np.float64]:
+        """The Gaussian mechanism's own (a rescaling keeps the mass of inf_x)."""
+        return 2.0 * ndtr(-1.0 / self.sigma())
+
+    def randomize(self, x: ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+        xv = self.check_values(x)
+        return xv * self.signal() + check_rng(rng).standard_normal(self.n)

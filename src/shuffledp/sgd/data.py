@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.errors import short_repr
+from shuffledp.errors import short_path, short_repr
 from shuffledp.validation import (
     as_real_array,
     check_array_range,
@@ -250,7 +250,7 @@ def _probe(p: Path, test: str) -> bool:
         return bool(getattr(p, test)())
     except (OSError, ValueError) as err:
         why = getattr(err, "strerror", None) or str(err)
-        raise ValueError(f"MNIST path {short_repr(str(p))} cannot be accessed: {why}") from None
+        raise ValueError(f"MNIST path {short_path(p)} cannot be accessed: {why}") from None
 
 
 def _stratified_split(
@@ -428,7 +428,7 @@ def _cut(text: str, limit: int = 120) -> str:
 def _read_bytes(path: Path) -> bytes:
     if not _probe(path, "is_file"):
         raise FileNotFoundError(
-            f"MNIST file {short_repr(path.name)} not found in {short_repr(str(path.parent))}"
+            f"MNIST file {short_repr(path.name)} not found in {short_path(path.parent)}"
         )
     return path.read_bytes()
 
@@ -437,7 +437,7 @@ def read_mnist_idx_dir(directory: str | os.PathLike) -> dict[str, NDArray]:
     """**File I/O adapter.** Read the four IDX files (plain or ``.gz``) from ``directory``."""
     directory = _check_path(directory, "directory")
     if not _probe(directory, "is_dir"):
-        raise FileNotFoundError(f"MNIST directory not found: {short_repr(str(directory))}")
+        raise FileNotFoundError(f"MNIST directory not found: {short_path(directory)}")
     out = {}
     for key, stem in MNIST_IDX_FILES.items():
         candidates = [directory / stem, directory / f"{stem}.gz"]
@@ -445,7 +445,7 @@ def read_mnist_idx_dir(directory: str | os.PathLike) -> dict[str, NDArray]:
         if found is None:
             raise FileNotFoundError(
                 f"MNIST file {stem!r} (or {candidates[1].name!r}) not found in "
-                f"{short_repr(str(directory))}"
+                f"{short_path(directory)}"
             )
         out[key] = parse_idx(_read_bytes(found), name=str(found))
     return out
@@ -476,10 +476,10 @@ def load_mnist(
         arrays = read_mnist_idx_dir(p)
     elif not _probe(p, "exists"):
         raise FileNotFoundError(
-            f"MNIST path {short_repr(p.name)} not found in {short_repr(str(p.parent))}"
+            f"MNIST path {short_repr(p.name)} not found in {short_path(p.parent)}"
         )
     else:
         raise ValueError(
-            f"MNIST path {short_repr(str(p))} must be an .npz file or a directory of IDX files"
+            f"MNIST path {short_path(p)} must be an .npz file or a directory of IDX files"
         )
     return mnist_from_arrays(arrays, max_train=max_train, rng=rng, name="mnist")

@@ -21,12 +21,11 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from shuffledp.budgets import BudgetProfile
 from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_scale
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
+from shuffledp.per_tier import check_targets, raise_tiers
 from shuffledp.sgd.accounting import (
     CROSS_TIER_PAIRS,
     DISCRETIZATION,
@@ -43,7 +42,7 @@ from shuffledp.sgd.accounting import (
     check_search,
 )
 from shuffledp.sgd.randomizers import GaussianRandomizer
-from shuffledp.validation import check_real, check_target_delta
+from shuffledp.validation import check_target_delta
 
 __all__ = ["TierGuarantee", "tier_guarantees", "calibrate_tiers"]
 
@@ -196,10 +195,10 @@ def calibrate_tiers(
     every tier checked at every candidate scale); for randomizers whose pools are one tier
     (``duchi``, ``gaussian``: the tiers do not interact) with ``refine``, each tier's budget
     is searched on its own instead, from the largest down, starting at ``scale_min``.  For a
-    cross-tier randomizer, with ``refine``, each tier's budgets
-    are raised on their own while every target still holds (:func:`_raise_tiers`), so a tier
-    whose target is not the binding one gets the budget its own target allows (the profile is
-    then no longer ``base.scaled(scale)``).  Returns the shared
+    cross-tier randomizer, with ``refine``, each tier's budgets are raised on their own while
+    every target still holds (:func:`shuffledp.per_tier.raise_tiers`), so a tier whose
+    target is not the binding one gets the budget its own target allows (the profile is then
+    no longer ``base.scaled(scale)``).  Returns the shared
     :class:`~shuffledp.calibration.Calibration` record (``target_eps`` the largest target,
     ``bound_eps`` the largest of the tiers' eps, ``diagnostics`` the per-tier targets and
     whether the tiers were refined) and
@@ -212,7 +211,6 @@ def calibrate_tiers(
     >>> all(g.eps <= t for g, t in zip(tiers, [1.0, 2.0, 3.0]))
     True
     """
-    from shuffledp.validation import as_real_array
 
     if not isinstance(refine, bool):
         raise TypeError(f"refine must be True or False, got {short_repr(refine)}")
@@ -221,12 +219,7 @@ def calibrate_tiers(
         clone=clone, discretization=discretization, rtol=rtol, scale_min=scale_min,
         eps_local_max=eps_local_max)
     size = int(base.tiers.eps.size)
-    tg = np.atleast_1d(as_real_array(targets, "targets"))
-    if tg.shape != (size,):
-        raise ValueError(f"targets must have one central eps per budget tier of base ({size}), "
-                         f"got shape {tg.shape}")
-    for k, v in enumerate(tg):
-        check_real(float(v), f"targets[{k}]", low=0.0, low_open=True)
+    tg = check_targets(targets, size)
     settings = {"randomizer": randomizer, "clone": clone, "discretization": discretization}
 
     def delta_at(prof: BudgetProfile, k: int) -> float:
@@ -263,7 +256,7 @@ def calibrate_tiers(
         first = check_profile(start)
         if not first.certified:
             raise _unreachable(method, delta, t_rounds, scale_min * base.eps_max, first)
-        profile, more, bound_delta = _raise_tiers(check_tier, start, tg, rtol, eps_local_max,
+        profile, more, bound_delta = raise_tiers(check_tier, start, tg, rtol, eps_local_max,
                                                   first.value, own=True)
         return _tiers_result(method, profile, t_rounds, delta, settings, tg, scale_min,
                              False, 1 + more, bound_delta, refine)
@@ -276,7 +269,7 @@ def calibrate_tiers(
     evaluations = res.evaluations
     bound_delta = float(res.checks[s].value)
     if refine and not res.capped:
-        profile, more, bound_delta = _raise_tiers(check_profile, profile, tg,
+        profile, more, bound_delta = raise_tiers(check_profile, profile, tg,
                                                   max(rtol, REFINE_RTOL), eps_local_max,
                                                   bound_delta)
         evaluations += more
@@ -306,48 +299,3 @@ def _tiers_result(method, profile, t_rounds, delta, settings, tg, s, capped, eva
         bound_delta=bound_delta,
         diagnostics={"tier_targets": [float(v) for v in tg], "refined": bool(refine)})
     return cal, tiers
-
-
-def _raise_tiers(check_profile, profile: BudgetProfile, targets, rtol: float,
-                 eps_local_max: float, bound_delta: float, *, own: bool = False):
-    """Each tier's budgets raised on their own, from the largest budget down, by the largest
-    factor (to ``rtol``) that keeps every tier's target met: a tier whose target is not the
-    binding one gets the budget its target allows.  Raising one tier's budget never lowers
-    any tier's delta (its victims' pair grows; the others lose blanket mass, Theorem 6 (ii)),
-    so the check is monotone in the factor.  A factor keeps the tier below the next one (the
-    tiers keep their order and their targets).  ``own``: ``check_profile(profile, k)``
-    checks tier k alone (pools of one tier, where the others do not move).  Returns
-    (profile, evaluations, the largest delta of the accepted checks)."""
-    evaluations = 0
-    last: dict[int, float] = {}
-    size = int(profile.tiers.eps.size)
-    for k in range(size - 1, -1, -1):
-        levels = profile.tiers.eps
-        e_k = float(levels[k])
-        cap = eps_local_max if k == size - 1 else float(levels[k + 1]) * (1.0 - 1e-9)
-        f_max = cap / e_k
-        if f_max <= 1.0 + rtol:
-            continue
-        eps_users = np.asarray(profile.eps, dtype=np.float64)
-        mask = eps_users == e_k
-
-        def raised(f: float, eps_users=eps_users, mask=mask, now=profile) -> BudgetProfile:
-            return BudgetProfile(eps=np.where(mask, eps_users * f, eps_users),
-                                 delta=now.delta, label=now.label)
-
-        def check(f: float, raised=raised, k=k):
-            return check_profile(raised(f), k) if own else check_profile(raised(f))
-
-        res = search_scale(check, start=min(1.0 + 8.0 * rtol, f_max), s_min=1.0, s_max=f_max,
-                           rtol=rtol, log_secant=own)
-        evaluations += res.evaluations
-        if res.lo is not None and res.lo > 1.0:
-            profile = raised(res.lo)
-            last[k] = float(res.checks[res.lo].value)
-            if not own:
-                bound_delta = last[k]
-    if own and last:
-        bound_delta = max(bound_delta, *last.values())
-    return profile, evaluations, bound_delta
-
-
