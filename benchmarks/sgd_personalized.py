@@ -1,8 +1,8 @@
 """Does personalization pay under rigorous accounting?  Shuffled SGD at one central target.
 
 Run: ``python benchmarks/sgd_personalized.py [--seeds 3] [--rounds 100] [--eps 1]
-[--randomizers duchi duchi_sphere gaussian] [--profiles identical uniform_0.5_2 two_groups
-three_groups] [--methods clones clones_tiers local]``.
+[--randomizers duchi duchi_sphere gaussian gaussian_shared] [--profiles identical
+uniform_0.5_2 two_groups three_groups] [--methods clones clones_tiers local]``.
 
 For each randomizer and budget profile shape (digits, logistic regression, delta 1e-5, the
 profile rounded down to ``--tiers`` levels as the SGD experiment does), three accountings at

@@ -86,7 +86,7 @@ from shuffledp.calibration import Calibration, ScaleCheck, delta_score, search_s
 from shuffledp.errors import ParameterRegimeError, short_repr
 from shuffledp.gdp import gdp_delta, gdp_eps
 from shuffledp.limits import EPS_LOCAL_MAX
-from shuffledp.sgd.randomizers import RANDOMIZERS, GaussianRandomizer
+from shuffledp.sgd.randomizers import RANDOMIZERS, GaussianRandomizer, nested_pool_sizes
 from shuffledp.validation import (
     check_int,
     check_real,
@@ -185,13 +185,12 @@ def check_applicable(
 class VictimTier(NamedTuple):
     """One per-round dominating pair of the ``clones`` accounting (module docstring).
 
-    ``n`` users run one randomizer at ``(eps, delta)`` and the victim is one of them (the
-    pair of ``n`` identical users); ``leak`` is the per-round total-variation charge of the
-    Gaussian route (docs/theory.md 14, Lemma 10; 0 for the pure Duchi randomizer); ``tiers``
-    is how many budget tiers of the profile this pair covers (it dominates each of them);
-    ``mu`` is the largest Gaussian ``mu_i = 2C / sigma_i`` of those tiers (NaN for pure
-    randomizers): every one of them is also ``(e, gdp_delta(e, mu))``-LDP for every e.
-    """
+    ``n`` users run the victim's randomizer at ``(eps, delta)`` (the pair of ``n`` identical
+    users; shared noise: all whose scale is at least the victim's, docs/theory.md 14); ``leak``
+    the per-round total-variation charge of the Gaussian route (Lemma 10; 0 for Duchi);
+    ``tiers`` how many budget tiers of the profile this pair covers (it dominates each);
+    ``mu`` the largest Gaussian ``mu_i = 2C / sigma_i`` of those tiers (NaN for pure
+    randomizers): every one of them is also ``(e, gdp_delta(e, mu))``-LDP for every e."""
 
     n: int
     eps: float
@@ -233,8 +232,10 @@ def victim_tiers(profile: BudgetProfile, randomizer: str) -> list[VictimTier]:
         leak = np.zeros(counts.size)
         mu = np.full(counts.size, math.nan)
     else:  # Lemma 10: (n_k - 1) e^{-eps_k} delta_k per round, rounded up by a relative 1e-12
-        leak = (counts - 1) * np.exp(-t.eps) * t.delta * (1.0 + 1e-12)
         mu = GaussianRandomizer(clip=1.0).local_mu(t.eps, t.delta)
+        if getattr(cls, "nested_pools", False):  # every user with mu_j <= mu_k (14, shared)
+            counts = nested_pool_sizes(mu, counts)
+        leak = (counts - 1) * np.exp(-t.eps) * t.delta * (1.0 + 1e-12)
     merged: list[list[float]] = []
     for m in np.unique(counts):
         sel = counts == m

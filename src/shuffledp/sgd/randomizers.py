@@ -70,6 +70,8 @@ __all__ = [
     "GaussianRandomizer",
     "DuchiRandomizer",
     "DuchiSphereRandomizer",
+    "GaussianSharedRandomizer",
+    "nested_pool_sizes",
     "reference_eps",
     "RANDOMIZERS",
     "make_randomizer",
@@ -365,9 +367,101 @@ class DuchiSphereRandomizer:
         return _cap_reports(g, e, big_b, self.clip, generator)
 
 
+@dataclass(frozen=True)
+class GaussianSharedRandomizer(GaussianRandomizer):
+    """The Gaussian randomizer with one noise scale for every budget: ``w_i g_i +
+    sigma_ref N(0, I)`` with ``w_i = sigma_ref / sigma_i`` (docs/theory.md 15.7 for means;
+    the SGD accounting in 14, "Shared noise").
+
+    ``sigma_i`` is :class:`GaussianRandomizer`'s (the analytic calibration of (eps_i, delta_i)
+    at sensitivity 2C) and the report is that randomizer's ``g_i + sigma_i N(0, I)`` times the
+    public constant ``sigma_ref / sigma_i``: (eps_i, delta_i)-LDP, and ``mu_i``-GDP as before.
+    ``sigma_ref = 1 / mean_i(1 / sigma_i)`` over the round's budgets (``reference``), so the
+    signal weights ``w_i`` have mean 1: the server's mean of the reports is an unbiased
+    estimate of the ``w``-weighted mean of the clipped gradients (larger budgets weigh more),
+    with noise variance ``sigma_ref^2 / n`` per coordinate, at most the per-budget
+    randomizer's ``mean(sigma_i^2) / n`` (Jensen, twice).
+
+    Why: in the units of a victim of scale sigma_v, a user with ``sigma_j >= sigma_v`` (a
+    budget at most the victim's, same delta) reports ``(sigma_v / sigma_j) g_j + sigma_v
+    N(0, I)``: the victim's own randomizer at an input of the ball.  So the victims of a tier
+    are amplified by every user of a tier below it too (nested pools, Lemma 10), where the
+    per-budget randomizer's are amplified by their own tier only.
+
+    >>> import torch
+    >>> r = GaussianSharedRandomizer(clip=1.0)
+    >>> w = r.signal_weights([0.5, 1.0, 2.0], [1e-6] * 3)
+    >>> bool(abs(w.mean() - 1.0) < 1e-12 and w[0] < w[1] < w[2])
+    True
+    """
+
+    name: ClassVar[str] = "gaussian_shared"
+    #: A tier's clone pool holds every user whose scale sigma_j is at least its own.
+    nested_pools: ClassVar[bool] = True
+    citation: ClassVar[str] = ("Balle, Wang, ICML 2018, Theorem 8, the report rescaled to one "
+                               "noise scale (docs/theory.md 14)")
+
+    def reference_sigma(self, eps: ArrayLike, delta: ArrayLike) -> float:
+        """``sigma_ref = 1 / mean_i(1 / sigma_i)`` of the round's budgets."""
+        return float(1.0 / np.mean(1.0 / self.sigma(eps, delta)))
+
+    def signal_weights(self, eps: ArrayLike, delta: ArrayLike,
+                       reference: tuple[ArrayLike, ArrayLike] | None = None
+                       ) -> NDArray[np.float64]:
+        """``w_i = sigma_ref / sigma_i``; ``reference`` = (eps, delta) of the whole round
+        (default: these)."""
+        ref = self.reference_sigma(*(reference if reference is not None else (eps, delta)))
+        return ref / self.sigma(eps, delta)
+
+    def randomize(
+        self,
+        g: torch.Tensor,
+        *,
+        eps: torch.Tensor | ArrayLike,
+        delta: torch.Tensor | ArrayLike,
+        generator: torch.Generator,
+        reference: tuple[ArrayLike, ArrayLike] | None = None,
+    ) -> torch.Tensor:
+        """Reports ``w_i g_i + sigma_ref N(0, I)``; ``g`` must be clipped to ``clip``.
+        ``reference``: (eps, delta) of every user of the round, which set ``sigma_ref``
+        (default: these rows, right when ``g`` holds every user)."""
+        _check_rows(g, "g")
+        generator = _check_generator(generator)
+        n = g.shape[0]
+        e, d = _as_rows(eps, n, "eps"), _as_rows(delta, n, "delta")
+        sig = self.sigma(e, d)
+        ref = self.reference_sigma(*(reference if reference is not None else (e, d)))
+        # report_i = (ref / sigma_i) (g_i + sigma_i z_i) = w_i g_i + ref z_i, with sigma_i
+        # rounded up as in GaussianRandomizer (the factor is public: post-processing)
+        sig_t = _rounded_up(sig, g.dtype)
+        noise = torch.randn(g.shape, generator=generator, dtype=g.dtype)
+        report = noise.mul_(sig_t.unsqueeze(1)).add_(g)
+        return report.mul_((ref / sig_t.to(torch.float64)).to(g.dtype).unsqueeze(1))
+
+
+def nested_pool_sizes(mu: ArrayLike, counts: ArrayLike) -> NDArray[np.int64]:
+    """Pool size of each tier of :class:`GaussianSharedRandomizer` (docs/theory.md 14,
+    "Shared noise"): the users of every tier whose ``mu_j = 2C / sigma_j`` is at most the
+    tier's own (their scale is at least the victim's, so they run the victim's randomizer at
+    an input of the ball), the tier itself included.
+
+    >>> nested_pool_sizes([0.2, 0.1, 0.3], [5, 7, 2]).tolist()
+    [12, 7, 14]
+    """
+    m = np.asarray(mu, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(m, kind="stable")
+    cum = np.cumsum(c[order])
+    last = np.searchsorted(m[order], m[order], side="right") - 1  # ties share one pool
+    out = np.empty_like(c)
+    out[order] = cum[last]
+    return out
+
+
 #: Randomizers by config name.
 RANDOMIZERS: dict[str, type] = {"gaussian": GaussianRandomizer, "duchi": DuchiRandomizer,
-                                "duchi_sphere": DuchiSphereRandomizer}
+                                "duchi_sphere": DuchiSphereRandomizer,
+                                "gaussian_shared": GaussianSharedRandomizer}
 
 
 def make_randomizer(name: str, *, clip: float

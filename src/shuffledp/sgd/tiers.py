@@ -41,7 +41,7 @@ from shuffledp.sgd.accounting import (
     check_applicable,
     check_search,
 )
-from shuffledp.sgd.randomizers import GaussianRandomizer
+from shuffledp.sgd.randomizers import GaussianRandomizer, nested_pool_sizes
 from shuffledp.validation import check_target_delta
 
 __all__ = ["TierGuarantee", "tier_guarantees", "calibrate_tiers"]
@@ -132,10 +132,13 @@ def _tier_accounts(method: str, profile: BudgetProfile, rounds: int, randomizer:
             mu = (math.nan if cls.pure else
                   float(GaussianRandomizer(clip=1.0).local_mu(t.eps[k:k + 1],
                                                               t.delta[k:k + 1])[0]))
+            pool = int(t.counts[k])
+            if getattr(cls, "nested_pools", False):  # shared noise: every lower tier joins
+                mus = GaussianRandomizer(clip=1.0).local_mu(t.eps, t.delta)
+                pool = int(nested_pool_sizes(mus, t.counts)[k])
             leak = (0.0 if cls.pure else
-                    (int(t.counts[k]) - 1) * math.exp(-t.eps[k]) * t.delta[k] * (1.0 + 1e-12))
-            tier = VictimTier(int(t.counts[k]), float(t.eps[k]), float(t.delta[k]), leak, 1,
-                              mu)
+                    (pool - 1) * math.exp(-t.eps[k]) * t.delta[k] * (1.0 + 1e-12))
+            tier = VictimTier(pool, float(t.eps[k]), float(t.delta[k]), leak, 1, mu)
         out.append(_TierAccount(RoundsAccount(tier, rounds=t_rounds, clone=clone,
                                               discretization=discretization), local))
     return out
@@ -249,9 +252,14 @@ def calibrate_tiers(
             return ScaleCheck(False, -math.inf, math.inf, str(err))
         return ScaleCheck(d <= delta, delta_score(d, delta), d)
 
-    if refine and not getattr(_check_randomizer(randomizer), "cross_tier", False):
-        # pools of one tier (duchi, gaussian): the tiers do not interact, so each tier's
-        # budget is found on its own, from the smallest common scale up (module docstring)
+    cls = _check_randomizer(randomizer)
+    independent = not getattr(cls, "cross_tier", False) and (
+        not getattr(cls, "nested_pools", False) or base.delta_min == base.delta_max)
+    if refine and independent:
+        # pools of one tier (duchi, gaussian), or nested pools with one delta (each tier's
+        # pool is fixed by the order of the budgets, which the raises keep): the tiers do not
+        # interact, so each tier's budget is found on its own, from the smallest common scale
+        # up (module docstring)
         start = base.scaled(scale_min)
         first = check_profile(start)
         if not first.certified:

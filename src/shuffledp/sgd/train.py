@@ -55,6 +55,7 @@ from shuffledp.sgd.randomizers import (
     DuchiRandomizer,
     DuchiSphereRandomizer,
     GaussianRandomizer,
+    GaussianSharedRandomizer,
     clip_rows,
 )
 from shuffledp.validation import as_real_array, check_array_range, check_int, check_real
@@ -139,6 +140,9 @@ def private_mean_gradient(
             assert eps is not None and delta is not None
             if isinstance(randomizer, DuchiSphereRandomizer):  # one radius for the round
                 g = randomizer.randomize(g, eps=eps[sl], generator=generator, reference=eps)
+            elif isinstance(randomizer, GaussianSharedRandomizer):  # one scale for the round
+                g = randomizer.randomize(g, eps=eps[sl], delta=delta[sl], generator=generator,
+                                         reference=(eps, delta))
             else:
                 g = randomizer.randomize(g, eps=eps[sl], delta=delta[sl], generator=generator)
         s = g.sum(dim=0)
