@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from shuffledp import BudgetProfile
-from shuffledp.sgd.accounting import rounds_epsilon, victim_tiers
+from shuffledp.bounds import get_bound
+from shuffledp.sgd.accounting import rounds_delta, rounds_epsilon, victim_tiers
 from shuffledp.sgd.randomizers import (
     GaussianRandomizer,
     GaussianSharedRandomizer,
@@ -111,3 +112,17 @@ def test_calibrate_tiers_meets_every_target():
     assert all(g.eps <= t for g, t in zip(tiers, [1.0, 2.0, 3.0], strict=True))
     levels = cal.profile.tiers.eps
     assert np.all(np.diff(levels) > 0)
+
+
+def test_one_round_is_above_its_certified_lower_bound():
+    # docs/theory.md 14, "Shared noise": the reports along u are the one-dimensional
+    # gaussian_shared mechanism's (others at -1), so tier_sum_lower with that mechanism bounds
+    # one round from below; the rigorous one-round account must stay above it
+    prof = BudgetProfile.from_histogram([0.5, 1.0, 2.0], [30, 20, 10], delta=1e-5)
+    low = get_bound("tier_sum_lower")
+    for eps in (0.05, 0.2, 0.5, 1.0):
+        lo = low.delta(profile=prof, eps=eps, mechanism="gaussian_shared")
+        up = rounds_delta(method="clones", profile=prof, rounds=1, eps=eps,
+                          randomizer="gaussian_shared")
+        assert lo <= up, (eps, lo, up)
+        assert lo > 0.0 or eps > 0.2  # not vacuous at small eps
