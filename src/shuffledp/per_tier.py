@@ -159,10 +159,13 @@ def raise_tiers(check_profile, profile: BudgetProfile, targets, rtol: float,
                 eps_local_max: float, bound_delta: float, *, own: bool = False):
     """Each tier's budgets raised on their own, from the largest budget down, by the largest
     factor (to ``rtol``) that keeps every tier's target met: a tier whose target is not the
-    binding one gets the budget its target allows.  Raising one tier's budget never lowers
-    any tier's delta (its victims' pair grows; the others lose blanket mass, Theorem 6 (ii)),
-    so the check is monotone in the factor.  A factor keeps the tier below the next one (the
-    tiers keep their order and their targets).  ``own``: ``check_profile(profile, k)``
+    binding one gets the budget its target allows.  Every accepted factor was checked, so the
+    result holds whatever the randomizer.  The check is monotone in the factor where raising
+    a tier's budget never gives the other users more mass (binary RR, k-RR, the shared-noise
+    randomizers, ``duchi_sphere``: Theorem 6 (ii)); where it can (a Laplace user's clone
+    mass ``(eps_j / eps_v) e^{-eps_j}`` grows with eps_j below 1), the search may stop short of
+    the largest factor, which costs budget, not validity.  A factor keeps the tier below the next
+    one (the tiers keep their order and their targets).  ``own``: ``check_profile(profile, k)``
     checks tier k alone (pools of one tier, where the others do not move).  Returns
     (profile, evaluations, the ``value`` of the last accepted check: its largest delta, or
     whatever ``check_profile`` reports).  ``check_profile`` returns a
@@ -238,9 +241,9 @@ def calibrate_tiers(base: BudgetProfile, *, targets: Any, delta: float, randomiz
     each level's budget is raised on its own while every target still holds
     (:func:`raise_tiers`), so the levels whose target is not the binding one get the budget
     their own target allows.  The check is a certified one at every step: each accepted
-    profile's :func:`tier_eps` are at most the targets, and they are returned.  Raising a
-    level's budget never lowers any level's eps for the mechanism-aware bounds (its victims'
-    pair grows; the others lose clone and blanket mass), so each search is monotone.
+    profile's :func:`tier_eps` are at most the targets, and they are returned (for the
+    randomizers whose masses can grow with the budget the searches are not monotone and may
+    stop short of the largest budgets, :func:`raise_tiers`).
 
     ``ParameterRegimeError`` when the targets are not met even at ``scale_min``.
 
