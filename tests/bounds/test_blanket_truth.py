@@ -663,3 +663,41 @@ def test_laplace_slow(budgets):
 def test_piecewise_slow(budgets):
     """Piecewise n = 4, every user as the victim, every assignment of the others."""
     check_dominates("piecewise", budgets)
+
+
+# --------------------------------------------------------------------------- shaped blankets
+@pytest.fixture
+def shaped_only(monkeypatch):
+    """The Laplace blanket with its two-slope choices only where a victim group has them, its
+    usual choices elsewhere (docs/theory.md 15.4, Lemma 13; each choice alone is a valid
+    bound for its group, so this is one too)."""
+    from shuffledp import clear_caches
+    from shuffledp.families.laplace import Laplace
+
+    original = Laplace.blanket_cases
+    seen = []
+
+    def only(self, eps, group, users):
+        every = original(self, eps, group, users)
+        cases = [c for c in every if "two slopes" in c.label]
+        seen.append(len(cases))
+        if not cases:
+            return every
+        ids = sorted({c.choice for c in cases})
+        return [type(c)(c.cells, c.masses, c.label, ids.index(c.choice), c.refine)
+                for c in cases]
+
+    monkeypatch.setattr(Laplace, "blanket_cases", only)
+    clear_caches()
+    yield seen
+    clear_caches()
+
+
+@pytest.mark.parametrize("budgets", [[4.0, 0.5, 1.0], [2.0, 0.5, 0.5], [4.0, 0.5]], ids=str)
+def test_shaped_choice_alone_dominates_the_truth(shaped_only, budgets):
+    """A two-slope blanket alone (for the victims whose pool has users well below them) is
+    never below the exact shuffled divergence, n = 2 and 3, every victim, pair and dataset of
+    the enumeration; the shaped cases are exercised."""
+    check_dominates("laplace", budgets, every=len(budgets) == 2,
+                    resolution=(64, 8) if len(budgets) == 2 else (16, 2))
+    assert max(shaped_only) > 0

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange, vr_general
 from shuffledp.families.blanket import BlanketCase
-from shuffledp.families.laplace import SAME_SIGN_STEPS, _case
+from shuffledp.families.laplace_blanket import BlanketShape, pair_cases
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -112,14 +112,7 @@ class LaplaceShared(Family):
         b_v = 2.0 / v
         masses = np.exp(-np.asarray(users.eps_b, dtype=np.float64) / 2.0) * (
             1.0 - np.asarray(users.delta))
-        cases = [_case(b_v, b_v, eps, 1.0, -1.0, masses, "pair (1, -1)", 0)]
-        steps = SAME_SIGN_STEPS
-        for k in range(steps):
-            s_hi = (k + 1) / steps
-            factor = float(np.exp(-(1.0 - k / steps) / b_v))  # |c| = 1 - s, s >= k / steps
-            for x0, x1 in ((s_hi, 0.0), (0.0, -s_hi)):
-                cases.append(_case(b_v, b_v, eps, x0, x1, masses * factor,
-                                   f"same-sign pairs of width <= {s_hi:g}", 0))
+        cases = pair_cases(b_v, BlanketShape.laplace(b_v), eps, masses, "eps_r = eps_v", 0)
         return cases
 
     # ------------------------------------------------------------------ window_lower

@@ -1,0 +1,292 @@
+"""Shaped blankets for the Laplace mechanism (docs/theory.md 15.4, Lemmas 11, 12 and 13).
+
+A *shape* is a symmetric log-piecewise-linear density on the output line::
+
+    omega(y) = exp(-Lambda(|y|)) / Z,
+
+``Lambda(0) = 0`` and ``Lambda`` linear between the knots ``0 < k_1 < ... < k_m`` with slopes
+``sigma_1, ..., sigma_{m+1} >= 0`` (the last > 0).  The Laplace blanket ``Lap(0, b_r)`` of
+docs/theory.md 15.4 is the shape with no knot and slope ``1 / b_r``.  Shapes are given in the
+*canonical units* of a victim group: the group's victims scaled to its largest budget
+``eps_hi`` (scale ``b_hi = 2 / eps_hi``), every slope at most ``1 / b_hi``.  Under that
+condition (Lemma 13):
+
+* the law of ``l = (P_{x0} - e^eps P_{x1}) / omega`` of a Laplace victim of scale ``b_hi``
+  grows in the convex order as either input moves away from 0 (Lemma 11 holds for shapes),
+  so the pairs (1, -1) and the same-sign grid of Lemma 12 cover every pair; on each piece
+  between the knots, 0 and the inputs, l is monotone, which gives the cells
+  (:func:`shaped_pair_cells`);
+* a user j with budget eps_j has mass against the victim u's blanket (the shape widened by
+  ``eps_hi / eps_u``) ``(Z eps_j / (4 s)) e^{-eps_j/2} min_i exp(L_i - k_i eps_j / (2 s))``,
+  ``s = eps_u / eps_hi``, ``L_i = Lambda(k_i)``, when ``eps_j <= 2 s sigma_{m+1}`` (else 0):
+  :func:`shaped_masses` takes its minimum over the group's victims and the class's budgets
+  at the corners (it is concave in ``1/s`` and in ``eps_j``).
+
+Code names -> symbols: ``knots`` = k_i, ``slopes`` = sigma_i, ``lam`` = Lambda, ``log_z`` =
+log Z, ``b_v`` = the victim's scale in canonical units (b_hi).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.families.blanket import BlanketCase, Cells
+
+__all__ = ["BlanketShape", "shaped_pair_cells", "shaped_masses", "two_slope_shapes",
+           "pair_cases", "BLANKET_CELLS", "BLANKET_CELLS_COARSE", "SAME_SIGN_STEPS"]
+
+#: Cells per monotone piece of l in the blanket's cells (docs/theory.md 15.4); the
+#: screening uses the coarse ones.
+BLANKET_CELLS = 1 << 12
+BLANKET_CELLS_COARSE = 1 << 7
+#: Steps of the grid of same-sign pairs (translated, docs/theory.md 15.4, Lemma 12).
+SAME_SIGN_STEPS = 4
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Relative error bound of the cells' masses and means (exp, expm1, the normalization, the
+#: quotient: a few dozen roundings).
+CELL_REL_ERROR = 64.0 * 1.2e-16
+
+
+def _seg(sigma: float, length: NDArray | float) -> NDArray:
+    """``int_0^length e^{-sigma t} dt`` (``length`` may be inf when sigma > 0)."""
+    length = np.asarray(length, dtype=np.float64)
+    if sigma == 0.0:
+        return length
+    with np.errstate(over="ignore"):
+        return -np.expm1(-sigma * length) / sigma
+
+
+@dataclass(frozen=True)
+class BlanketShape:
+    """A symmetric log-piecewise-linear blanket (module docstring).
+
+    >>> s = BlanketShape.laplace(2.0)  # Lap(0, 2)
+    >>> round(math.exp(s.log_z), 12), s.lipschitz
+    (4.0, 0.5)
+    >>> t = BlanketShape((1.0,), (0.25, 0.5))
+    >>> float(t.lam(np.array([0.5, 1.0, 3.0]))[2])  # 0.25 + 0.5 * 2
+    1.25
+    """
+
+    knots: tuple[float, ...]
+    slopes: tuple[float, ...]
+    #: Lambda at 0 and at the knots.
+    levels: tuple[float, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        k = tuple(float(x) for x in self.knots)
+        s = tuple(float(x) for x in self.slopes)
+        if len(s) != len(k) + 1:
+            raise ValueError(f"a shape needs one slope more than knots, got {len(k)} knots and "
+                             f"{len(s)} slopes")
+        if not all(math.isfinite(x) and x > 0 for x in k) or any(
+                b <= a for a, b in zip(k[:-1], k[1:], strict=True)):
+            raise ValueError(f"knots must be finite, positive and increasing, got {k!r}")
+        if not all(math.isfinite(x) and x >= 0 for x in s) or not s[-1] > 0:
+            raise ValueError(f"slopes must be finite and >= 0, the last > 0, got {s!r}")
+        levels = [0.0]
+        prev = 0.0
+        for kk, ss in zip(k, s[:-1], strict=True):
+            levels.append(levels[-1] + ss * (kk - prev))
+            prev = kk
+        object.__setattr__(self, "knots", k)
+        object.__setattr__(self, "slopes", s)
+        object.__setattr__(self, "levels", tuple(levels))
+
+    @classmethod
+    def laplace(cls, b_r: float) -> BlanketShape:
+        """The blanket Lap(0, b_r)."""
+        return cls((), (1.0 / b_r,))
+
+    @property
+    def lipschitz(self) -> float:
+        """The largest slope (Lambda's Lipschitz constant)."""
+        return max(self.slopes)
+
+    @property
+    def tail(self) -> float:
+        """The last slope (the tails decay as ``e^{-tail |y|}``)."""
+        return self.slopes[-1]
+
+    @property
+    def starts(self) -> tuple[float, ...]:
+        """0 and the knots: where each slope starts."""
+        return (0.0, *self.knots)
+
+    @property
+    def log_z(self) -> float:
+        """log of ``Z = 2 int_0^inf e^{-Lambda(u)} du``."""
+        ends = (*self.knots, math.inf)
+        # Z / 2 = sum over the pieces of e^{-Lambda(start)} int_0^{length} e^{-slope t} dt
+        parts = [math.log(float(_seg(s, b - a))) - lev
+                 for a, b, s, lev in zip(self.starts, ends, self.slopes, self.levels, strict=True)]
+        top = max(parts)
+        return math.log(2.0) + top + math.log(sum(math.exp(p - top) for p in parts))
+
+    def lam(self, u: NDArray) -> NDArray:
+        """Lambda(u) for u >= 0 (arrays; inf allowed)."""
+        u = np.asarray(u, dtype=np.float64)
+        out = np.zeros_like(u)
+        ends = (*self.knots, math.inf)
+        for a, b, s in zip(self.starts, ends, self.slopes, strict=True):
+            if s > 0.0:
+                with np.errstate(invalid="ignore"):
+                    out = out + s * (np.clip(u, a, b) - a)
+        return out
+
+
+
+def two_slope_shapes(b_hi: float, designs: tuple[tuple[float, float], ...]
+                     ) -> list[BlanketShape]:
+    """Shapes flat near 0 (slope ``r / b_hi``) up to the knee ``k b_hi``, then the victim's
+    own slope ``1 / b_hi``, for the designs ``(k, r)``: a blanket that users with budgets
+    below the victim's cover better near 0 while every user up to the group's budget still
+    covers its tails."""
+    return [BlanketShape((k * b_hi,), (r / b_hi, 1.0 / b_hi)) for k, r in designs]
+
+
+def _side_mass(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
+    """Pr[Lap(m, s) in [lo, hi]] for cells on one side of m (lo may be -inf, hi +inf)."""
+    width = hi - lo
+    with np.errstate(invalid="ignore", over="ignore"):
+        left = 0.5 * np.exp((hi - m) / s) * -np.expm1(-width / s)
+        right = 0.5 * np.exp(-(lo - m) / s) * -np.expm1(-width / s)
+    return np.where(hi <= m, left, right)
+
+
+def _omega_mass(shape: BlanketShape, lo: NDArray, hi: NDArray) -> NDArray:
+    """omega([lo, hi]) for cells on one side of 0 inside one linear piece of Lambda
+    (``hi`` may be inf, ``lo`` -inf)."""
+    ua = np.where(lo >= 0.0, lo, -hi)  # the |y| range [ua, ub]
+    ub = np.where(lo >= 0.0, hi, -lo)
+    out = np.empty(ua.shape)
+    idx = np.searchsorted(np.asarray(shape.knots), ua, side="right")
+    lz = shape.log_z
+    lev = shape.lam(ua)
+    for i, s in enumerate(shape.slopes):
+        sel = idx == i
+        if np.any(sel):
+            out[sel] = np.exp(-lev[sel] - lz) * _seg(s, ub[sel] - ua[sel])
+    return out
+
+
+def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float,
+                      pieces: int) -> Cells:
+    """Cells of ``l = (P_{x0} - e^eps P_{x1}) / omega`` for Laplace reports of scale ``b_v``
+    (inputs ``x1 <= 0 <= x0``) and the blanket ``shape`` (every slope at most ``1 / b_v``).
+
+    Each slope's piece, cut at 0, the inputs and the knots, is monotone for l (Lemma 13 (ii)):
+    it is cut into ``pieces`` cells with exact omega-masses and exact means
+    ``(P_{x0}(cell) - e^eps P_{x1}(cell)) / omega(cell)``, l between its end values; the
+    tails beyond a reach of 60 scales are one cell each, l between its end value and its
+    limit (0, or the end value when the last slope is ``1 / b_v``).
+
+    >>> c = shaped_pair_cells(1.0, BlanketShape((2.0,), (0.5, 1.0)), 0.1, 1.0, -1.0, 64)
+    >>> abs(c.total - 1.0) < 1e-13, abs(c.moments()[0] - (1.0 - math.exp(0.1))) < 1e-13
+    (True, True)
+    """
+    if not (x1 <= 0.0 <= x0):
+        raise ValueError(f"need x1 <= 0 <= x0, got x0 = {x0!r}, x1 = {x1!r}")
+    if not (b_v > 0.0 and shape.lipschitz <= (1.0 + 1e-12) / b_v):
+        raise ValueError(f"every slope must be at most 1/b_v = {1.0 / b_v!r}, got "
+                         f"{shape.lipschitz!r}")
+    e = math.exp(eps)
+    lz = shape.log_z
+    reach = 60.0 * max(b_v, 1.0 / shape.tail) + (shape.knots[-1] if shape.knots else 0.0)
+    cuts = {x1 - reach, x1, 0.0, x0, x0 + reach}
+    cuts |= {k for k in shape.knots if k < x0 + reach} | {-k for k in shape.knots
+                                                          if -k > x1 - reach}
+    pts = sorted(cuts)
+    edges = [np.linspace(a, b, pieces + 1) for a, b in zip(pts[:-1], pts[1:], strict=True)
+             if b > a]
+    lo_w = np.concatenate([[-np.inf]] + [ed[:-1] for ed in edges] + [[pts[-1]]])
+    hi_w = np.concatenate([[pts[0]]] + [ed[1:] for ed in edges] + [[np.inf]])
+
+    def ell(w: NDArray) -> NDArray:
+        lam = shape.lam(np.abs(w))
+        psi0 = np.exp(lz - math.log(2.0 * b_v) - np.abs(w - x0) / b_v + lam)
+        psi1 = np.exp(lz - math.log(2.0 * b_v) - np.abs(w - x1) / b_v + lam)
+        return psi0 - e * psi1
+
+    mass = _omega_mass(shape, lo_w, hi_w)
+    p0 = _side_mass(lo_w, hi_w, x0, b_v)
+    p1 = _side_mass(lo_w, hi_w, x1, b_v)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a_val, b_val = ell(lo_w), ell(hi_w)
+    flat = shape.tail * b_v >= 1.0 - 1e-12  # l constant in the tails
+    if flat:
+        a_val[0], b_val[-1] = b_val[0], a_val[-1]
+    else:  # l tends to 0 in both tails
+        a_val[0], b_val[-1] = 0.0, 0.0
+    lo = np.minimum(a_val, b_val)
+    hi = np.maximum(a_val, b_val)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(mass > 0, (p0 - e * p1) / mass, lo)
+    keep = mass > 0
+    return Cells(mass[keep], lo[keep], hi[keep], mean[keep], CELL_REL_ERROR)
+
+
+def shaped_masses(shape: BlanketShape, eps_hi: float, s_lo: float, eps_a: NDArray,
+                  eps_b: NDArray) -> NDArray:
+    """The smallest blanket mass, over the victims ``s = eps_u / eps_hi in [s_lo, 1]`` and the
+    budgets ``[eps_a, eps_b]`` of each user class, of a Laplace user against the victim's
+    blanket (the shape, in canonical units, widened by ``1 / s``; Lemma 13 (iii)); 0 for a
+    class with a budget above ``2 s_lo tail``.  Rounded down by a few ulps.
+
+    >>> import numpy as np
+    >>> m = shaped_masses(BlanketShape.laplace(1.0), 2.0, 1.0, np.array([0.5, 3.0]),
+    ...                   np.array([0.5, 3.0]))
+    >>> m.round(6).tolist()  # (eps_j / eps_r) e^{-eps_j/2} for eps_j <= eps_r, else 0
+    [0.1947, 0.0]
+    """
+    a = np.asarray(eps_a, dtype=np.float64)
+    b = np.asarray(eps_b, dtype=np.float64)
+    if not (0.0 < s_lo <= 1.0):
+        raise ValueError(f"s_lo must be in (0, 1], got {s_lo!r}")
+    starts = np.asarray(shape.starts)
+    levels = np.asarray(shape.levels)
+    lz = shape.log_z
+    best = np.full(a.shape, np.inf)
+    for s in {s_lo, 1.0}:
+        for e in (a, b):
+            with np.errstate(divide="ignore"):
+                base = lz + np.log(e / 4.0) - e / 2.0 - math.log(s)
+            inner = np.min(levels[None, :] - starts[None, :] * e[:, None] / (2.0 * s), axis=1)
+            best = np.minimum(best, base + inner)
+    ok = (b <= 2.0 * s_lo * shape.tail) & (a > 0.0)
+    out = np.where(ok, np.exp(np.minimum(best, 0.0)), 0.0)
+    return out * (1.0 - 64.0 * _U)
+
+
+def _case(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float, masses: NDArray,
+          label: str, choice: int) -> BlanketCase:
+    """A blanket case with coarse cells, refined on demand."""
+    def refine(pieces: int) -> Cells:
+        return shaped_pair_cells(b_v, shape, eps, x0, x1, pieces)
+
+    return BlanketCase(refine(BLANKET_CELLS_COARSE), masses, label, choice,
+                       lambda _: refine(BLANKET_CELLS))
+
+
+def pair_cases(b_v: float, shape: BlanketShape, eps: float, masses: NDArray, label: str,
+               choice: int) -> list[BlanketCase]:
+    """The cases of one blanket for a Laplace victim of scale ``b_v`` (canonical units): the
+    pair (1, -1), which covers every pair of inputs of opposite signs (Lemma 11, Lemma 13),
+    and the same-sign grid of Lemma 12: a pair of one sign, of width s and nearest input c,
+    translated by c, is the pair (s, 0) or (0, -s) against the blanket shifted to c, which
+    every user covers with its mass times ``e^{-L |c|}`` (L the shape's largest slope),
+    ``|c| <= 1 - s``; the widths ``(k + 1) / K`` cover ``s in (k / K, (k + 1) / K]``."""
+    cases = [_case(b_v, shape, eps, 1.0, -1.0, masses, f"{label}: pair (1, -1)", choice)]
+    steps = SAME_SIGN_STEPS
+    for k in range(steps):
+        s_hi = (k + 1) / steps
+        factor = math.exp(-(1.0 - k / steps) * shape.lipschitz)  # |c| = 1 - s, s >= k / steps
+        for x0, x1 in ((s_hi, 0.0), (0.0, -s_hi)):
+            cases.append(_case(b_v, shape, eps, x0, x1, masses * factor,
+                               f"{label}: same-sign pairs of width <= {s_hi:g}", choice))
+    return cases
