@@ -32,7 +32,7 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
+from shuffledp import BudgetProfile, ParameterRegimeError, clear_caches, get_bound
 from shuffledp.bounds.blanket import BLANKET_FAMILIES, blanket_delta
 from shuffledp.bounds.blanket.amplification import (
     LatticeLaw,
@@ -318,3 +318,44 @@ def test_chernoff_and_window_values_carry_the_law_charge():
     assert got.law_charge == pytest.approx(charge)
     assert got.value >= charge
     assert chernoff_bound(law, [0.5], [1000]) >= charge
+
+
+def test_merging_scaled_masses_once_is_exact_or_below():
+    """A case whose masses are ``base * factor`` reuses the merge of ``base`` (bound.py):
+    the merged classes times the factor equal those of the scaled masses when no rounding is
+    needed, and never exceed the users' masses when the grid rounds them down."""
+    from shuffledp.bounds.blanket.bound import MAX_CLASSES, _merged
+
+    rng = np.random.default_rng(11)
+    for size in (50, 5 * MAX_CLASSES):
+        base = rng.uniform(0.01, 0.9, size)
+        counts = rng.integers(0, 4, size)
+        for factor in (1.0, 0.7, math.exp(-0.75)):
+            u0, c0 = _merged(base, counts)
+            u1, c1 = _merged(base * factor, counts)
+            if size <= MAX_CLASSES:
+                assert np.array_equal(u0 * factor, u1) and np.array_equal(c0, c1)
+            # every user's merged mass is at most its own: compare the sorted expansions
+            expanded = np.repeat(u0 * factor, c0.astype(int))
+            own = np.sort(np.repeat(base * factor, counts))[::-1][:expanded.size]
+            assert np.all(np.sort(expanded)[::-1] <= own * (1 + 1e-15))
+            assert c0.sum() == counts[base > 0].sum()
+
+
+@pytest.mark.parametrize("mech", ["binary_rr", "duchi", "krr:10"])
+def test_top_first_order_changes_nothing_but_time(mech, monkeypatch):
+    """The visiting order of the groups (``Family.blanket_top_first``) leaves the values."""
+    from shuffledp.families import get_family
+
+    prof = BudgetProfile.from_arrays(np.random.default_rng(3).uniform(0.5, 2.0, 3000))
+    fam = type(get_family(mech))
+    values = []
+    for top in (True, False):
+        monkeypatch.setattr(fam, "blanket_top_first", top)
+        clear_caches()
+        values.append([BLANKET.delta(profile=prof, eps=e, mechanism=mech)
+                       for e in (0.05, 0.1, 0.3)])
+        values.append(BLANKET.eps(profile=prof, delta=1e-6, mechanism=mech))
+    clear_caches()
+    assert values[0] == values[2]
+    assert abs(values[1] - values[3]) <= 1e-6 * values[3]

@@ -155,6 +155,10 @@ class Family:
     #: The ``blanket`` bound's victim groups: ``"ranges"`` (a range of budgets per group, the
     #: family's cases cover every victim in it) or ``"tiers"`` (one budget per group).
     blanket_groups: ClassVar[str] = "ranges"
+    #: ``blanket``: the group of the largest budgets is usually the worst (the masses do not
+    #: depend on the victim, and a smaller budget is a post-processing of the largest,
+    #: docs/theory.md Lemma 14), so it is evaluated first; only the speed depends on it.
+    blanket_top_first: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.needs_k:

@@ -65,6 +65,7 @@ class BinaryRR(Family):
     """
 
     name: ClassVar[str] = "binary_rr"
+    blanket_top_first: ClassVar[bool] = True
     title: ClassVar[str] = "binary randomized response (Warner 1965)"
     victim_order: ClassVar[str] = "constant"
     aware: ClassVar[bool] = True

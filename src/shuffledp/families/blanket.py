@@ -73,6 +73,9 @@ class BlanketCase:
     #: Finer cells of the same law (``refine(pieces)``), for the exact evaluation; ``cells``
     #: are then a coarse version (every version dominates the law: any is valid).
     refine: Callable[[int], Cells] | None = None
+    #: ``(base, factor)`` when ``masses`` was computed as ``base * factor`` (elementwise, in
+    #: floating point): the bound then merges ``base`` once for all the cases that share it.
+    scaled: tuple[NDArray[np.float64], float] | None = None
 
 
 def atoms(values, mass, rel_error: float = 0.0) -> Cells:

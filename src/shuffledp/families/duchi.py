@@ -37,6 +37,7 @@ class Duchi(Family):
     """
 
     name: ClassVar[str] = "duchi"
+    blanket_top_first: ClassVar[bool] = True
     title: ClassVar[str] = "Duchi et al.'s one-bit mechanism for means"
     victim_order: ClassVar[str] = "constant"
     aware: ClassVar[bool] = True

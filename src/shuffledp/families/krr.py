@@ -40,6 +40,7 @@ class KRR(Family):
     """
 
     name: ClassVar[str] = "krr"
+    blanket_top_first: ClassVar[bool] = True
     title: ClassVar[str] = "k-ary randomized response (GRR), k categories"
     victim_order: ClassVar[str] = "decreasing"
     needs_k: ClassVar[bool] = True

@@ -264,13 +264,13 @@ def shaped_masses(shape: BlanketShape, eps_hi: float, s_lo: float, eps_a: NDArra
 
 
 def _case(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float, masses: NDArray,
-          label: str, choice: int) -> BlanketCase:
-    """A blanket case with coarse cells, refined on demand."""
+          factor: float, label: str, choice: int) -> BlanketCase:
+    """A blanket case with coarse cells, refined on demand; its masses ``masses * factor``."""
     def refine(pieces: int) -> Cells:
         return shaped_pair_cells(b_v, shape, eps, x0, x1, pieces)
 
-    return BlanketCase(refine(BLANKET_CELLS_COARSE), masses, label, choice,
-                       lambda _: refine(BLANKET_CELLS))
+    return BlanketCase(refine(BLANKET_CELLS_COARSE), masses * factor, label, choice,
+                       lambda _: refine(BLANKET_CELLS), (masses, factor))
 
 
 def pair_cases(b_v: float, shape: BlanketShape, eps: float, masses: NDArray, label: str,
@@ -281,12 +281,12 @@ def pair_cases(b_v: float, shape: BlanketShape, eps: float, masses: NDArray, lab
     translated by c, is the pair (s, 0) or (0, -s) against the blanket shifted to c, which
     every user covers with its mass times ``e^{-L |c|}`` (L the shape's largest slope),
     ``|c| <= 1 - s``; the widths ``(k + 1) / K`` cover ``s in (k / K, (k + 1) / K]``."""
-    cases = [_case(b_v, shape, eps, 1.0, -1.0, masses, f"{label}: pair (1, -1)", choice)]
+    cases = [_case(b_v, shape, eps, 1.0, -1.0, masses, 1.0, f"{label}: pair (1, -1)", choice)]
     steps = SAME_SIGN_STEPS
     for k in range(steps):
         s_hi = (k + 1) / steps
         factor = math.exp(-(1.0 - k / steps) * shape.lipschitz)  # |c| = 1 - s, s >= k / steps
         for x0, x1 in ((s_hi, 0.0), (0.0, -s_hi)):
-            cases.append(_case(b_v, shape, eps, x0, x1, masses * factor,
+            cases.append(_case(b_v, shape, eps, x0, x1, masses, factor,
                                f"{label}: same-sign pairs of width <= {s_hi:g}", choice))
     return cases

@@ -50,6 +50,9 @@ __all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "blanket_group_delta"
 SD_STEPS = 16
 #: Largest number of lattice points of X's law (a coarser step beyond).
 MAX_POINTS = 1 << 13
+#: Choices of blanket evaluated exactly per group, those with the smallest Chernoff bounds
+#: (any subset of the choices gives a valid bound; the rest only cost time).
+EXACT_CHOICES = 2
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
 #: Families computed per budget tier accept at most this many tiers.
@@ -171,19 +174,31 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     need = (worst - d_v) / (1.0 - d_v)  # an A at most this cannot raise the maximum
     n_others = float(classes.counts.sum()) - 1.0
     by_choice: dict[int, list] = {}
+    merges: dict[tuple[int, int], tuple[NDArray, NDArray]] = {}
     for case in cases:
         cells = _floored(case.cells, n_others)
         if cells is None:  # l <= 0 everywhere: A = 0
             by_choice.setdefault(case.choice, [])
             continue
         law = _case_law(cells)
-        gam, cnt = _merged(np.asarray(case.masses, dtype=np.float64), pools[case.choice])
+        if case.scaled is not None:
+            # masses = base * factor elementwise: merging base once gives these masses'
+            # classes times the factor (float multiplication by factor > 0 is monotone, so
+            # a value rounded down for base stays below the scaled one)
+            base, factor = case.scaled
+            key = (id(base), case.choice)
+            if key not in merges:
+                merges[key] = _merged(np.asarray(base, dtype=np.float64), pools[case.choice])
+            gam, cnt = merges[key][0] * factor, merges[key][1]
+        else:
+            gam, cnt = _merged(np.asarray(case.masses, dtype=np.float64), pools[case.choice])
         by_choice.setdefault(case.choice, []).append((law, gam, cnt,
                                                       chernoff_bound(law, gam, cnt), case))
     best = math.inf
     # the choices with the smallest Chernoff maximum first: a later choice stops as soon as
     # one of its cases exceeds the best value so far
-    for laws in sorted(by_choice.values(), key=lambda ls: max((t[3] for t in ls), default=0.0)):
+    ranked = sorted(by_choice.values(), key=lambda ls: max((t[3] for t in ls), default=0.0))
+    for laws in ranked[:EXACT_CHOICES]:
         value = 0.0
         for law, gam, cnt, ch, case in sorted(laws, key=lambda t: -t[3]):
             if ch <= max(value, need):
@@ -236,17 +251,20 @@ def blanket_group_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, g
     return _group_value(family, groups, classes, int(group), float(eps), 0.0)
 
 
-def _visit_order(size: int) -> list[int]:
+def _visit_order(size: int, top_first: bool = False) -> list[int]:
     """The victim groups in the order they are evaluated: the smallest budgets, the largest,
-    then the rest (the worst group is usually at an end, and it prunes the others early)."""
-    return list(dict.fromkeys(i for i in [0, size - 1, *range(1, size - 1)] if i >= 0))
+    then the rest (the worst group is usually at an end, and it prunes the others early);
+    the largest first for the families where it is usually the worst
+    (``Family.blanket_top_first``).  The order only changes the time."""
+    ends = [size - 1, 0] if top_first else [0, size - 1]
+    return list(dict.fromkeys(i for i in [*ends, *range(1, size - 1)] if i >= 0))
 
 
 def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
                    victim_groups: int) -> float:
     groups, classes = blanket_plan(profile, family, victim_groups)
     worst = 0.0
-    for gi in _visit_order(len(groups)):
+    for gi in _visit_order(len(groups), family.blanket_top_first):
         worst = max(worst, _group_value(family, groups, classes, gi, eps, worst))
         if worst >= 1.0:
             break
@@ -324,7 +342,7 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     if any(g.delta_hi >= delta for g in groups):
         return shared()
     eps = 0.0
-    for gi in _visit_order(len(groups)):
+    for gi in _visit_order(len(groups), family.blanket_top_first):
         g = groups[gi]
         # a worst of delta: the value may be any number <= delta when the group's is
         if eps >= g.eps_hi or _group_value(family, groups, classes, gi, eps, delta) <= delta:
