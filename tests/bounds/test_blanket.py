@@ -359,3 +359,34 @@ def test_top_first_order_changes_nothing_but_time(mech, monkeypatch):
     clear_caches()
     assert values[0] == values[2]
     assert abs(values[1] - values[3]) <= 1e-6 * values[3]
+
+
+def test_ratio_groups_at_the_low_end(monkeypatch):
+    """Laplace and piecewise victim groups among the lowest RATIO_SHARE of the users span a
+    budget ratio below GROUP_RATIO (a point mass at the bottom and sparse budgets above it, as
+    a clipped normal profile); the symmetric channels keep the equal-count groups; the finer
+    groups only lower the bound here."""
+    import shuffledp.bounds.blanket.bound as bd
+    from shuffledp.bounds.clones.aware import group_edges
+    from shuffledp.families import get_family
+
+    rng = np.random.default_rng(3)
+    eps = np.concatenate([np.full(200, 0.5), 0.5 + 1.5 * rng.beta(4.0, 2.0, size=9800)])
+    prof = BudgetProfile.from_arrays(eps)
+    t = prof.tiers
+    for mech in ("laplace", "piecewise"):
+        groups, _ = bd.blanket_plan(prof, get_family(mech))
+        below = 0
+        for g in groups:
+            if below + g.users <= bd.RATIO_SHARE * prof.n:
+                assert g.eps_hi < g.eps_lo * bd.GROUP_RATIO, (mech, g)
+            below += g.users
+        assert len(groups) > len(group_edges(t.counts, 16)) - 1
+    groups, _ = bd.blanket_plan(prof, get_family("binary_rr"))
+    assert len(groups) == len(group_edges(t.counts, 16)) - 1
+    clear_caches()
+    fine = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="laplace").eps
+    monkeypatch.setattr(bd, "GROUP_RATIO", 1e9)
+    clear_caches()
+    coarse = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="laplace").eps
+    assert fine < 0.9 * coarse, (fine, coarse)

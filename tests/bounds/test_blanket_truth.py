@@ -701,3 +701,25 @@ def test_shaped_choice_alone_dominates_the_truth(shaped_only, budgets):
     check_dominates("laplace", budgets, every=len(budgets) == 2,
                     resolution=(64, 8) if len(budgets) == 2 else (16, 2))
     assert max(shaped_only) > 0
+
+
+@pytest.mark.parametrize("budgets", [[0.5, 1.0, 2.0], [0.7, 0.8, 3.0], [0.3, 0.35, 0.4]],
+                         ids=str)
+def test_piecewise_budget_ranges_dominate_the_truth(budgets):
+    """Piecewise victim groups spanning several budgets (one equal-count group: the victim
+    at the group's largest budget, the group's own users without mass; docs/theory.md 15.4,
+    "Groups of budgets") never below the exact shuffled divergences, every victim, pair and
+    dataset of the others."""
+    from shuffledp.bounds.blanket.bound import blanket_plan
+    from shuffledp.families import get_family
+
+    profile = BudgetProfile.from_arrays(budgets)
+    groups, _ = blanket_plan(profile, get_family("piecewise"), 1)
+    assert any(g.eps_lo < g.eps_hi for g in groups), groups
+    grid = eps_grid_for(budgets)
+    truth, where = profile_truth("piecewise", budgets, grid)
+    for e, t, w in zip(grid, truth, where, strict=True):
+        b = blanket_delta(profile=profile, eps=float(e), mechanism="piecewise",
+                          victim_groups=1)
+        assert b >= t - TOL, (budgets, e, b, t, w)
+    assert truth[0] > 1e-3

@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 from scipy.special import ndtr
 
-from shuffledp import BudgetProfile, get_bound
+from shuffledp import BudgetProfile, clear_caches, get_bound
 from shuffledp.bounds import list_bounds
 from shuffledp.bounds.window import (
     _victim_tiers,
@@ -95,6 +95,12 @@ def _brute_pair(fam, eps, delta, v, cfg):
     return _law_from_dict(*out)
 
 
+def _configs(fam, eps, delta, v):
+    """The grid of victim ``v``: the family's windows and those of the others' budgets."""
+    key = (float(eps[v]), float(delta[v]))
+    return fam.window_configs(*key) + fam.profile_windows(*key, np.delete(eps, v))
+
+
 # ----------------------------------------------------------------------------- 1. brute force
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 @pytest.mark.parametrize("n", [2, 3, 4])
@@ -107,7 +113,7 @@ def test_engine_matches_bruteforce(mechanism, n):
     d_arr = np.asarray(prof.delta, dtype=np.float64) * np.ones_like(e_arr)
     brute_pairs = {}
     for v in _victims(e_arr, d_arr):
-        for cfg in fam.window_configs(float(e_arr[v]), float(d_arr[v])):
+        for cfg in _configs(fam, e_arr, d_arr, v):
             label = f"victim eps={e_arr[v]:g} {cfg.label}"
             assert label not in brute_pairs
             brute_pairs[label] = _brute_pair(fam, e_arr, d_arr, v, cfg)
@@ -132,7 +138,7 @@ def _direct_pairs(fam, e_arr, d_arr):
     out = {}
     n = e_arr.size
     for v in _victims(e_arr, d_arr):
-        for cfg in fam.window_configs(float(e_arr[v]), float(d_arr[v])):
+        for cfg in _configs(fam, e_arr, d_arr, v):
             lam_l, lam_r = cfg.lam
 
             def kernels(x, cfg=cfg, lam_l=lam_l, lam_r=lam_r):  # one row per user
@@ -259,7 +265,7 @@ def _multiset_law(rows: list[np.ndarray]) -> np.ndarray:
 def _edges(mechanism, eps, delta, fam, victims, extra):
     edges = {-math.inf, math.inf}
     for v in victims:
-        for cfg in fam.window_configs(float(eps[v]), float(delta[v])):
+        for cfg in _configs(fam, eps, delta, v):
             w = cfg.window
             edges |= {w.lo, w.hi, -w.hi, -w.lo}
     edges |= set(float(t) for t in extra)
@@ -289,7 +295,7 @@ def test_never_exceeds_finer_binning(mechanism, n):
     strictly_larger = False
     for v in victims:
         tag = f"victim eps={e_arr[v]:g} "
-        stars = sorted({c.x_star for c in fam.window_configs(float(e_arr[v]), float(d_arr[v]))})
+        stars = sorted({c.x_star for c in _configs(fam, e_arr, d_arr, v)})
         for x_star in stars:
             group = [pr for pr in pairs if pr.label.startswith(tag + f"x*={x_star:g} ")]
             assert group, (tag, x_star)
@@ -641,3 +647,21 @@ def test_propagated_relative_error_covers_the_convolution_powers(p, m):
     assert rel < 1e-6  # informative at 10^9 users (the one-by-one allowance is 2e-4)
     if m == 10**9 and p == 1e-3:
         assert err > 1e-9  # the error does grow with m: a bound without m would be wrong
+
+
+def test_piecewise_smallest_budget_is_barely_amplified(monkeypatch):
+    """The piecewise output range shrinks as the budget grows, so the user of the smallest
+    budget has an output region no one else reaches (docs/theory.md 15.4): with distinct
+    budgets its window certifies nearly its local budget, far above the standard grid's."""
+    eps = np.random.default_rng(7).uniform(0.5, 2.0, size=2000)
+    prof = BudgetProfile.from_arrays(eps)
+    res = BOUND.evaluate(profile=prof, delta=1e-6, mechanism="piecewise")
+    assert res.eps >= 0.4 and "[C(" in res.diagnostics["best_pair"], res
+    up = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="piecewise").eps
+    assert res.eps <= up <= float(eps.min()) * 1.1
+    clear_caches()
+    monkeypatch.setattr(type(get_family("piecewise")), "profile_windows",
+                        lambda self, *a: [])
+    without = BOUND.evaluate(profile=BudgetProfile.from_arrays(eps), delta=1e-6,
+                             mechanism="piecewise").eps
+    assert without < 0.5 * res.eps, (without, res.eps)

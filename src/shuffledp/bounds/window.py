@@ -188,10 +188,14 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
         )
     # relative error of the direct recursions / convolutions (non-negative terms)
     configs: dict[tuple[float, float], list[WindowConfig]] = {}
+    extra: dict[tuple[float, float], list[WindowConfig]] = {}
     for v in victims:
         key = (float(eps[v]), float(delta[v]))
         if key not in configs:
             configs[key] = fam.window_configs(*key)
+            # everyone but this victim: the tiers' users and the other candidate victims
+            others = np.concatenate([tiers[:, 0], np.delete(eps, v)])
+            extra[key] = fam.profile_windows(*key, others)
     memo: dict[tuple[float, Window], tuple] = {}
 
     def tier_masses(x: float, window: Window) -> tuple:
@@ -202,14 +206,33 @@ def window_pairs(profile: BudgetProfile, mechanism: Any = "binary_rr",
 
     if n_rest > PROXY_N:
         configs = _select(fam, configs, tier_masses, counts, eps, delta, victims)
+    # the windows of the others' budgets are few and always computed (their counts are rare
+    # events, which the central-limit stand-in of _select ranks poorly)
+    configs = {key: cs + [c for c in extra[key] if c not in cs] for key, cs in configs.items()}
     out: list[PreparedPair] = []
     for cfg in dict.fromkeys(c for cs in configs.values() for c in cs):
         if tiers.shape[0]:
             ta, to, tb, *terr = tier_masses(cfg.x_star, cfg.window)
             rho, absolute = _errors(ta, to, tb, *terr)
-            law, law_rel = lattice_sum_pmf_rtol(_kernel(ta, to, tb, cfg.lam), counts, tol=tol,
-                                                max_expanded=MAX_USERS,
-                                                direct_work=DIRECT_WORK)
+            # users with both window masses computed as 0 only scale the law by their rest
+            # mass: left out of the convolution, their product (rounded down) multiplies it
+            live = (ta > 0) | (tb > 0)
+            if live.all():
+                law, law_rel = lattice_sum_pmf_rtol(_kernel(ta, to, tb, cfg.lam), counts,
+                                                    tol=tol, max_expanded=MAX_USERS,
+                                                    direct_work=DIRECT_WORK)
+            elif live.any():
+                law, law_rel = lattice_sum_pmf_rtol(
+                    _kernel(ta[live], to[live], tb[live], cfg.lam), counts[live], tol=tol,
+                    max_expanded=MAX_USERS, direct_work=DIRECT_WORK)
+            else:
+                law, law_rel = TruncatedPMF(0, np.ones(1), 0.0, 0.0), 0.0
+            if not live.all():
+                dead = ~live
+                log_scale = float(np.dot(counts[dead], np.log(np.maximum(to[dead], 1e-300))))
+                scale = math.exp(log_scale) * (1.0 - 1e-12)  # below the computed product
+                law = TruncatedPMF(law.offset, law.pmf * scale, law.dropped_mass,
+                                   law.error_l1)
             rho_rest = float((rho * counts).sum())
             abs_rest = float((absolute * counts).sum())
         else:  # every user is a candidate victim

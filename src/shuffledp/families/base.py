@@ -159,6 +159,10 @@ class Family:
     #: depend on the victim, and a smaller budget is a post-processing of the largest,
     #: docs/theory.md Lemma 14), so it is evaluated first; only the speed depends on it.
     blanket_top_first: ClassVar[bool] = False
+    #: ``blanket``: victim groups also span at most the budget ratio ``GROUP_RATIO`` (for the
+    #: families whose users cover only the victims above their own budget, where a wide
+    #: group loses its own users' masses); only the values and the time depend on it.
+    blanket_ratio_groups: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.needs_k:
@@ -357,6 +361,12 @@ class Family:
         """The grid of ``window_lower`` (victim inputs, others' input, windows, weights) for
         a victim with budget ``(eps_v, delta_v)`` (families with window masses only)."""
         raise ParameterRegimeError(f"window_lower has no window masses for {self}")
+
+    def profile_windows(self, eps_v: float, delta_v: float,
+                        eps_others: NDArray[np.float64]) -> list[Any]:
+        """Configurations of ``window_lower`` that depend on the other users' budgets
+        ``eps_others`` (added to :meth:`window_configs`); none by default."""
+        return []
 
     def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
                     window: Any) -> tuple[NDArray[np.float64], ...]:

@@ -148,6 +148,7 @@ class Laplace(Family):
     victim_order: ClassVar[str] = "zero_below"
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
+    blanket_ratio_groups: ClassVar[bool] = True
     cuts_tails: ClassVar[bool] = True
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -19,7 +19,6 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.errors import ParameterRegimeError
 from shuffledp.families.base import (
     Family,
     UserClasses,
@@ -107,21 +106,25 @@ class Piecewise(Family):
     victim_order: ClassVar[str] = "zero_below"
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
-    blanket_groups: ClassVar[str] = "tiers"
+    blanket_ratio_groups: ClassVar[bool] = True
 
     def blanket_cases(self, eps: float, group: VictimRange,
                       users: UserClasses) -> list[BlanketCase]:
-        """The blanket at the victim's budget eps_v (docs/theory.md 15.4): every input's
-        density is at least p_low on the output range [-C, C], so omega is uniform there, of
-        mass 2 C p_low; a user with budget eps_j <= eps_v (a wider range C_j >= C) has mass
-        2 C p_low(eps_j), the others 0.  l takes ``2 C (p_high - e^eps p_low)`` on the centre
-        piece of x0 only, ``2 C (p_low - e^eps p_high)`` on that of x1 only, and
-        ``2 C p (1 - e^eps)`` (p = p_high or p_low) where both or neither: the omega-masses
-        depend only on the overlap of the two centre pieces, and the disjoint pieces of
-        x0 = 1, x1 = -1 are a mean-preserving spread of any overlap, so that pair is the
-        worst."""
-        if group.eps_lo != group.eps_hi:
-            raise ParameterRegimeError("the blanket of piecewise is computed per budget tier")
+        """The blanket of the victims with budgets in ``[eps_lo, eps_hi]`` (docs/theory.md
+        15.4): every input's density is at least p_low on the output range [-C, C], so omega
+        is uniform there, of mass 2 C p_low; a user with budget eps_j <= eps_v (a wider range
+        C_j >= C) has mass 2 C p_low(eps_j), the others 0.  l takes
+        ``2 C (p_high - e^eps p_low)`` on the centre piece of x0 only,
+        ``2 C (p_low - e^eps p_high)`` on that of x1 only, and ``2 C p (1 - e^eps)``
+        (p = p_high or p_low) where both or neither: the omega-masses depend only on the
+        overlap of the two centre pieces, and the disjoint pieces of x0 = 1, x1 = -1 are a
+        mean-preserving spread of any overlap, so that pair is the worst.
+
+        A group of budgets is covered by its victim at eps_hi: that victim's law of l is the
+        largest in the convex order (it depends on ``t = e^{eps_v/2}`` only and grows with t),
+        and every class whose budgets are at most eps_lo covers each victim's range with at
+        least the mass ``2 C(eps_hi) p_low(eps_j)`` (C decreases in the budget); classes
+        reaching above eps_lo get 0."""
         v = group.eps_hi
         e = math.exp(eps)
         t = math.exp(v / 2.0)
@@ -141,9 +144,10 @@ class Piecewise(Family):
 
         with np.errstate(divide="ignore", invalid="ignore"):
             g = 2.0 * c * np.minimum(low(a), low(b))  # p_low is unimodal: its minimum at an end
-        masses = np.where(b <= v, np.minimum(g, 1.0), 0.0) * (1.0 - np.asarray(users.delta))
+        masses = np.where(b <= group.eps_lo, np.minimum(g, 1.0), 0.0)
+        masses = masses * (1.0 - np.asarray(users.delta))
         return [BlanketCase(atoms(vals, mass, 64.0 * 1.2e-16), masses,
-                            "omega uniform on the victim's output range")]
+                            "omega uniform on the output range of the group's largest budget")]
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.where(b <= a, _piecewise_mass(a, b), 0.0)
@@ -158,6 +162,32 @@ class Piecewise(Family):
         windows.append(Window("[0, C]", 0.0, math.inf))
         # symmetric family: x* = +1 is the mirror of x* = -1 (both directions taken)
         return grid(-1.0, 1.0, (-1.0, 0.0), windows, WEIGHTS)
+
+    def profile_windows(self, eps_v: float, delta_v: float,
+                        eps_others: NDArray[np.float64]) -> list[WindowConfig]:
+        """Windows on the region few other users reach (docs/theory.md 15.4, "the user of the
+        smallest budget"): the output range [-C, C] shrinks as the budget grows, so beyond
+        C_(k), the range of the k-th smallest budget above the victim's, only the users below
+        it report.  ``[C_(k) (1 + 1e-9), inf)`` for k = 1, 2, 4, ..., 32 (as far as there are
+        such users) and ``[(C_(1) + C_v) / 2, inf)``; none when no other user has a larger
+        budget.  The margin keeps the window clear of C_(k)'s rounding, so that user's
+        mass is an exact zero, not round-off with a large relative error."""
+        above = np.asarray(eps_others, dtype=np.float64)
+        above = np.unique(above[above > eps_v])
+        if above.size == 0:
+            return []
+        c_v = 1.0 + 2.0 / math.expm1(eps_v / 2.0)
+        windows = []
+        for k in (1, 2, 4, 8, 16, 32):
+            if k > above.size:
+                break
+            e_k = float(above[k - 1])
+            c_k = 1.0 + 2.0 / math.expm1(e_k / 2.0)
+            windows.append(Window(f"[C({e_k:.6g}), inf)", c_k * (1.0 + 1e-9), math.inf))
+            if k == 1:
+                windows.append(Window(f"[(C({e_k:.6g})+C_v)/2, inf)", 0.5 * (c_k + c_v),
+                                      math.inf))
+        return grid(-1.0, 1.0, (-1.0, 0.0), windows, ((1, 1),))
 
     def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
                     window: Window) -> tuple[NDArray[np.float64], ...]:

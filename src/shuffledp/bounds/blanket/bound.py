@@ -1,8 +1,10 @@
 """The ``blanket`` bound's delta(eps): victim groups, the users' classes, the family's cases.
 
 For a profile and a randomizer family F (option ``mechanism``): the profile's budget tiers are
-put into victim groups (contiguous ranges of tiers, as ``clones``' mechanism-aware groups, or
-one tier per group for the families that need it, ``Family.blanket_groups``) and user classes
+put into victim groups (contiguous ranges of tiers, as ``clones``' mechanism-aware groups, cut
+further to a budget ratio ``GROUP_RATIO`` among the lowest budgets for the families that ask,
+``Family.blanket_ratio_groups``, or one tier per group for the families that need it,
+``Family.blanket_groups``) and user classes
 (one per tier, or contiguous ranges of tiers inside a group above ``BIN_MIN_TIERS`` tiers).
 For each group the family gives its cases (:meth:`~shuffledp.families.base.Family.
 blanket_cases`), each a law of the privacy amplification variable and the classes' blanket
@@ -53,6 +55,10 @@ MAX_POINTS = 1 << 13
 #: Choices of blanket evaluated exactly per group, those with the smallest Chernoff bounds
 #: (any subset of the choices gives a valid bound; the rest only cost time).
 EXACT_CHOICES = 2
+#: Largest budget ratio within one victim group (beyond the equal-count groups).
+GROUP_RATIO = 1.05
+#: ... among the lowest this share of the users (``_ratio_cuts``).
+RATIO_SHARE = 0.25
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
 #: Families computed per budget tier accept at most this many tiers.
@@ -81,6 +87,8 @@ def blanket_plan(profile: BudgetProfile, family: Family,
         edges = np.arange(size + 1, dtype=np.int64)
     else:
         edges = group_edges(counts, groups)
+        if family.blanket_ratio_groups:
+            edges = np.union1d(edges, _ratio_cuts(eps, counts))
     out = [VictimGroup(int(a), int(b), int(counts[a:b].sum()), float(eps[a:b].min()),
                        float(eps[a:b].max()), float(delta[a:b].max()))
            for a, b in zip(edges[:-1], edges[1:], strict=True)]
@@ -99,6 +107,24 @@ def blanket_plan(profile: BudgetProfile, family: Family,
                       np.maximum.reduceat(delta, first), np.array(cls_edges, dtype=np.int64),
                       False)
     return out, classes
+
+
+def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Tier indices where the budget crosses ``eps_min * GROUP_RATIO**k`` (k = 1, 2, ...)
+    among the lowest ``RATIO_SHARE`` of the users, so that no victim group there spans a
+    larger budget ratio: a group's own users get no mass against its victims in the
+    families whose users cover only the victims above their budget, and every victim is
+    taken at the group's largest budget; above, the users below a group outnumber those in
+    it and equal-count groups lose little.  Budgets <= 0 stay with the first group."""
+    pos = eps > 0
+    if not np.any(pos):
+        return np.zeros(0, dtype=np.int64)
+    base = float(eps[pos].min())
+    level = np.where(pos, np.floor(np.log(np.maximum(eps, base) / base)
+                                   / math.log(GROUP_RATIO)), 0.0)
+    cuts = np.flatnonzero(np.diff(level)) + 1
+    below = np.cumsum(counts)[cuts - 1]  # users below each cut
+    return cuts[below < RATIO_SHARE * float(counts.sum())].astype(np.int64)
 
 
 def _merged(masses: NDArray[np.float64], counts: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
