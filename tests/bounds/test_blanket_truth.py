@@ -705,14 +705,16 @@ def test_shaped_choice_alone_dominates_the_truth(shaped_only, budgets):
 
 @pytest.mark.parametrize("budgets", [[0.5, 1.0, 2.0], [0.7, 0.8, 3.0], [0.3, 0.35, 0.4]],
                          ids=str)
-def test_piecewise_budget_ranges_dominate_the_truth(budgets):
+def test_piecewise_budget_ranges_dominate_the_truth(budgets, monkeypatch):
     """Piecewise victim groups spanning several budgets (one equal-count group: the victim
     at the group's largest budget, the group's own users without mass; docs/theory.md 15.4,
-    "Groups of budgets") never below the exact shuffled divergences, every victim, pair and
-    dataset of the others."""
+    "Groups of budgets"; ranges forced, as beyond MAX_TIER_GROUPS tiers) never below the
+    exact shuffled divergences, every victim, pair and dataset of the others."""
+    import shuffledp.bounds.blanket.bound as bd
     from shuffledp.bounds.blanket.bound import blanket_plan
     from shuffledp.families import get_family
 
+    monkeypatch.setattr(bd, "MAX_TIER_GROUPS", 1)
     profile = BudgetProfile.from_arrays(budgets)
     groups, _ = blanket_plan(profile, get_family("piecewise"), 1)
     assert any(g.eps_lo < g.eps_hi for g in groups), groups

@@ -153,7 +153,9 @@ class Family:
     #: ``window_lower``: the users' window masses depend on delta_i (else on eps_i only).
     window_delta: ClassVar[bool] = False
     #: The ``blanket`` bound's victim groups: ``"ranges"`` (a range of budgets per group, the
-    #: family's cases cover every victim in it) or ``"tiers"`` (one budget per group).
+    #: family's cases cover every victim in it), ``"tiers"`` (one budget per group) or
+    #: ``"tiers_then_ranges"`` (one budget per group up to ``MAX_TIER_GROUPS`` tiers, where it
+    #: is tighter, ranges beyond).
     blanket_groups: ClassVar[str] = "ranges"
     #: ``blanket``: the group of the largest budgets is usually the worst (the masses do not
     #: depend on the victim, and a smaller budget is a post-processing of the largest,

@@ -3,8 +3,8 @@
 For a profile and a randomizer family F (option ``mechanism``): the profile's budget tiers are
 put into victim groups (contiguous ranges of tiers, as ``clones``' mechanism-aware groups, cut
 further to a budget ratio ``GROUP_RATIO`` among the lowest budgets for the families that ask,
-``Family.blanket_ratio_groups``, or one tier per group for the families that need it,
-``Family.blanket_groups``) and user classes
+``Family.blanket_ratio_groups``, or one tier per group for the families that need it or
+prefer it up to ``MAX_TIER_GROUPS`` tiers, ``Family.blanket_groups``) and user classes
 (one per tier, or contiguous ranges of tiers inside a group above ``BIN_MIN_TIERS`` tiers).
 For each group the family gives its cases (:meth:`~shuffledp.families.base.Family.
 blanket_cases`), each a law of the privacy amplification variable and the classes' blanket
@@ -61,7 +61,8 @@ GROUP_RATIO = 1.05
 RATIO_SHARE = 0.25
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
-#: Families computed per budget tier accept at most this many tiers.
+#: Families computed per budget tier accept at most this many tiers (``"tiers_then_ranges"``:
+#: one group per tier up to this many, ranges of tiers beyond).
 MAX_TIER_GROUPS = 256
 #: Profiles with more distinct budgets are binned (ranges of tiers per user class).
 BIN_MIN_TIERS = 131_072
@@ -79,7 +80,9 @@ def blanket_plan(profile: BudgetProfile, family: Family,
     t = profile.tiers  # sorted by eps, then delta
     eps, delta, counts = t.eps, t.delta, t.counts
     size = eps.size
-    if family.blanket_groups == "tiers":
+    per_tier = family.blanket_groups == "tiers" or (
+        family.blanket_groups == "tiers_then_ranges" and size <= MAX_TIER_GROUPS)
+    if per_tier:
         if size > MAX_TIER_GROUPS:
             raise ParameterRegimeError(
                 f"the blanket of {family} is computed per budget tier: at most "
