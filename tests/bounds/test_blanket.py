@@ -362,10 +362,11 @@ def test_top_first_order_changes_nothing_but_time(mech, monkeypatch):
 
 
 def test_ratio_groups_at_the_low_end(monkeypatch):
-    """Laplace and piecewise victim groups among the lowest RATIO_SHARE of the users span a
-    budget ratio below GROUP_RATIO (a point mass at the bottom and sparse budgets above it, as
-    a clipped normal profile); the symmetric channels keep the equal-count groups; the finer
-    groups only lower the bound here."""
+    """Laplace and piecewise victim groups among the lowest ``blanket_ratio_share`` of the
+    users (a quarter for Laplace, all of them for piecewise) span a budget ratio below
+    GROUP_RATIO (a point mass at the bottom and sparse budgets above it, as a clipped normal
+    profile); the symmetric channels keep the equal-count groups; the finer groups only lower
+    the bound here."""
     import shuffledp.bounds.blanket.bound as bd
     from shuffledp.bounds.clones.aware import group_edges
     from shuffledp.families import get_family
@@ -375,10 +376,11 @@ def test_ratio_groups_at_the_low_end(monkeypatch):
     prof = BudgetProfile.from_arrays(eps)
     t = prof.tiers
     for mech in ("laplace", "piecewise"):
-        groups, _ = bd.blanket_plan(prof, get_family(mech))
+        fam = get_family(mech)
+        groups, _ = bd.blanket_plan(prof, fam)
         below = 0
         for g in groups:
-            if below + g.users <= bd.RATIO_SHARE * prof.n:
+            if below + g.users <= fam.blanket_ratio_share * prof.n:
                 assert g.eps_hi < g.eps_lo * bd.GROUP_RATIO, (mech, g)
             below += g.users
         assert len(groups) > len(group_edges(t.counts, 16)) - 1
@@ -390,3 +392,27 @@ def test_ratio_groups_at_the_low_end(monkeypatch):
     clear_caches()
     coarse = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="laplace").eps
     assert fine < 0.9 * coarse, (fine, coarse)
+
+
+def test_piecewise_ratio_groups_over_all_users(monkeypatch):
+    """Piecewise takes the budget-ratio cuts over all its users (``blanket_ratio_share`` 1):
+    on a normal profile clipped at its low end (mean 0.75, sd 0.5, in [0.05, 1]) every group
+    spans a ratio below GROUP_RATIO, and the bound is below the one with the cuts among the
+    lowest quarter only (any partition is valid, docs/theory.md 15.1)."""
+    import shuffledp.bounds.blanket.bound as bd
+    from shuffledp.families import get_family
+    from shuffledp.families.piecewise import Piecewise
+
+    rng = np.random.default_rng(3)
+    prof = BudgetProfile.from_arrays(np.clip(rng.normal(0.75, 0.5, size=10_000), 0.05, 1.0))
+    fam = get_family("piecewise")
+    assert fam.blanket_ratio_share == 1.0
+    groups, _ = bd.blanket_plan(prof, fam)
+    assert all(g.eps_hi < g.eps_lo * bd.GROUP_RATIO for g in groups)
+    clear_caches()
+    every = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="piecewise").eps
+    monkeypatch.setattr(Piecewise, "blanket_ratio_share", 0.25)
+    clear_caches()
+    quarter = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="piecewise").eps
+    clear_caches()
+    assert every < 0.97 * quarter, (every, quarter)

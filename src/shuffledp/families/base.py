@@ -165,6 +165,9 @@ class Family:
     #: families whose users cover only the victims above their own budget, where a wide
     #: group loses its own users' masses); only the values and the time depend on it.
     blanket_ratio_groups: ClassVar[bool] = False
+    #: ... among the lowest this share of the users (the cuts cost time where the family's
+    #: law of l has many cells, as Laplace's; piecewise's has three atoms).
+    blanket_ratio_share: ClassVar[float] = 0.25
 
     def __post_init__(self) -> None:
         if self.needs_k:

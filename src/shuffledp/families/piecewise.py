@@ -107,6 +107,7 @@ class Piecewise(Family):
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
     blanket_ratio_groups: ClassVar[bool] = True
+    blanket_ratio_share: ClassVar[float] = 1.0
     blanket_groups: ClassVar[str] = "tiers_then_ranges"
 
     def blanket_cases(self, eps: float, group: VictimRange,

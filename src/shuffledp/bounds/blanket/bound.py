@@ -55,10 +55,9 @@ MAX_POINTS = 1 << 13
 #: Choices of blanket evaluated exactly per group, those with the smallest Chernoff bounds
 #: (any subset of the choices gives a valid bound; the rest only cost time).
 EXACT_CHOICES = 2
-#: Largest budget ratio within one victim group (beyond the equal-count groups).
+#: Largest budget ratio within one victim group (beyond the equal-count groups), among the
+#: lowest ``Family.blanket_ratio_share`` of the users (``_ratio_cuts``).
 GROUP_RATIO = 1.05
-#: ... among the lowest this share of the users (``_ratio_cuts``).
-RATIO_SHARE = 0.25
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
 #: Families computed per budget tier accept at most this many tiers (``"tiers_then_ranges"``:
@@ -91,7 +90,7 @@ def blanket_plan(profile: BudgetProfile, family: Family,
     else:
         edges = group_edges(counts, groups)
         if family.blanket_ratio_groups:
-            edges = np.union1d(edges, _ratio_cuts(eps, counts))
+            edges = np.union1d(edges, _ratio_cuts(eps, counts, family.blanket_ratio_share))
     out = [VictimGroup(int(a), int(b), int(counts[a:b].sum()), float(eps[a:b].min()),
                        float(eps[a:b].max()), float(delta[a:b].max()))
            for a, b in zip(edges[:-1], edges[1:], strict=True)]
@@ -112,9 +111,10 @@ def blanket_plan(profile: BudgetProfile, family: Family,
     return out, classes
 
 
-def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
+                share: float) -> NDArray[np.int64]:
     """Tier indices where the budget crosses ``eps_min * GROUP_RATIO**k`` (k = 1, 2, ...)
-    among the lowest ``RATIO_SHARE`` of the users, so that no victim group there spans a
+    among the lowest ``share`` of the users, so that no victim group there spans a
     larger budget ratio: a group's own users get no mass against its victims in the
     families whose users cover only the victims above their budget, and every victim is
     taken at the group's largest budget; above, the users below a group outnumber those in
@@ -127,7 +127,7 @@ def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[
                                    / math.log(GROUP_RATIO)), 0.0)
     cuts = np.flatnonzero(np.diff(level)) + 1
     below = np.cumsum(counts)[cuts - 1]  # users below each cut
-    return cuts[below < RATIO_SHARE * float(counts.sum())].astype(np.int64)
+    return cuts[below < share * float(counts.sum())].astype(np.int64)
 
 
 def _merged(masses: NDArray[np.float64], counts: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
