@@ -536,7 +536,7 @@ def test_ten_users_at_eps50_leak_almost_everything():
 
 
 # ----------------------------------------------------------------------------- 7. bad input
-@pytest.mark.parametrize("mechanism", ["oue:10", "any", "duchi_l2"])
+@pytest.mark.parametrize("mechanism", ["olh:10", "any", "duchi_l2"])
 def test_unsupported_mechanism(mechanism):
     """A randomizer without window masses is "not applicable" (ParameterRegimeError, so
     compare_bounds and the CLI show a reason instead of failing); a spec naming no randomizer
@@ -665,3 +665,42 @@ def test_piecewise_smallest_budget_is_barely_amplified(monkeypatch):
     without = BOUND.evaluate(profile=BudgetProfile.from_arrays(eps), delta=1e-6,
                              mechanism="piecewise").eps
     assert without < 0.5 * res.eps, (without, res.eps)
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_oue_cell_masses_match_the_reports(d):
+    """OUE's window masses (bits 0 and 1 of each report, docs/theory.md 13.2) against the
+    enumeration of the 2^d reports, for the victim's two categories and a third one; the
+    error bounds are relative and never negative."""
+    import itertools
+
+    fam = get_family(f"oue:{d}")
+    (cfg, *_) = fam.window_configs(1.0, 0.0)
+    for eps in (1e-3, 0.5, 2.0, 9.0, 40.0):
+        q = 1.0 / (math.exp(eps) + 1.0)
+        for x in ((0, 1, 2) if d >= 3 else (0, 1)):
+            law = {(1, 0): 0.0, (0, 1): 0.0, "rest": 0.0}
+            for bits in itertools.product((0, 1), repeat=d):
+                pr = 1.0
+                for i, bit in enumerate(bits):
+                    one = 0.5 if i == x else q
+                    pr *= one if bit else 1.0 - one
+                key = (bits[0], bits[1]) if bits[0] != bits[1] else "rest"
+                law[key] += pr
+            a, o, b, ea, eo, eb = cell_masses(fam, float(x), np.array([eps]), np.array([0.0]),
+                                              cfg.window)
+            for got, want, err in ((a, law[(1, 0)], ea), (o, law["rest"], eo),
+                                   (b, law[(0, 1)], eb)):
+                assert abs(float(got[0]) - want) <= 1e-15 * max(want, 1e-300) + 1e-17
+                assert 0.0 <= float(err[0]) <= 1e-13 * max(float(got[0]), 1e-300)
+
+
+def test_oue_personalized_lower_below_the_upper_bounds():
+    """With personalized budgets ``window_lower`` is OUE's certified lower bound (no other
+    applies); it stays below ``clones`` and ``blanket`` for OUE."""
+    rng = np.random.default_rng(11)
+    prof = BudgetProfile.from_arrays(np.round(rng.uniform(0.5, 2.0, size=300), 1))
+    low = BOUND.evaluate(profile=prof, delta=1e-6, mechanism="oue:10").eps
+    for name in ("clones", "blanket"):
+        up = get_bound(name).evaluate(profile=prof, delta=1e-6, mechanism="oue:10").eps
+        assert 0.0 < low <= up, (name, low, up)

@@ -123,7 +123,7 @@ def test_variants_and_tags():
 
 
 @pytest.mark.parametrize("bad, match", [
-    (["oue:10"], "no certified lower bound"),
+    (["olh:10"], "no certified lower bound"),
     (["lapalce"], r"randomizers\[0\]"),
     ([], "must not be empty"),
     ("laplace", "must be a list"),

@@ -162,3 +162,38 @@ def test_shapes_tighten_tiered_profiles():
     lower = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="laplace")
     assert lower <= blanket < 0.32
     assert blanket / lower < 1.4
+
+
+def _centre_stop_loss(b: float, t_cut: float, s: float, big_e: float, ts: np.ndarray) -> np.ndarray:
+    """Stop-loss transforms E(l_s - t)_+ of the symmetric pair (s, -s) against Lap(0, b)
+    restricted to [-t_cut, t_cut] (docs/theory.md 15.4, the claim "two regions, the centre"):
+    l_s is constant on many midpoint cells, which carry their exact omega-masses."""
+    edges = np.linspace(-t_cut, t_cut, 40_001)
+    cdf = np.where(edges < 0, 0.5 * np.exp(edges / b), 1.0 - 0.5 * np.exp(-edges / b))
+    mass = np.diff(cdf) / (cdf[-1] - cdf[0])
+    w = 0.5 * (edges[1:] + edges[:-1])
+
+    def psi(x):
+        return np.exp(np.clip(2.0 * x - s, -s, s) / b)
+
+    vals = psi(w) - big_e * psi(-w)
+    return np.array([np.dot(mass, np.maximum(vals - t, 0.0)) for t in ts])
+
+
+@pytest.mark.parametrize("b", [0.5, 2.0, 8.0])
+def test_two_region_centre_law_grows_with_the_width(b):
+    """The centre's law of the symmetric pair grows in the increasing convex order with the
+    pair's width s while T >= 2 s'' (proved in docs/theory.md 15.4); with T = 1 and b = 0.5
+    the centre is too short and the order fails, so the condition is not idle."""
+    for big_e in (1.0, 1.05, 1.5, 4.0):
+        for s_top in (0.4, 1.0):
+            t_cut = 2.0 * s_top
+            ts = np.linspace(-big_e * math.exp(s_top / b), math.exp(s_top / b), 160)
+            top = _centre_stop_loss(b, t_cut, s_top, big_e, ts)
+            for s in (0.1 * s_top, 0.5 * s_top, 0.9 * s_top):
+                low = _centre_stop_loss(b, t_cut, s, big_e, ts)
+                assert np.all(low <= top + 1e-10), (b, big_e, s_top, s, float(np.max(low - top)))
+    if b == 0.5:
+        ts = np.linspace(-3.0, 3.0, 121)
+        gap = _centre_stop_loss(b, 1.0, 0.5, 1.0, ts) - _centre_stop_loss(b, 1.0, 1.0, 1.0, ts)
+        assert gap.max() > 0.05

@@ -147,7 +147,7 @@ def _victim_tiers(counts: NDArray[np.int64], n: int) -> list[int]:
 def _check_family(mechanism: Any) -> Family:
     """The randomizer of ``mechanism``: ``ValueError``/``TypeError`` for a spec that names no
     randomizer, :class:`ParameterRegimeError` (a ``ValueError``: "not applicable") for a
-    randomizer without window masses (OUE, the SGD randomizers, ``any``)."""
+    randomizer without window masses (local hashing, the SGD randomizers, ``any``)."""
     fam = get_family(mechanism)
     if not fam.provides("cell_masses"):
         raise ParameterRegimeError(
@@ -401,7 +401,7 @@ BOUND = register_bound(
             randomizers=("binary_rr",),
             options={"mechanism": "binary_rr", "tol": TOL},
             coverage_note="a lower bound for its mechanism (option mechanism: laplace, "
-                          "gaussian, piecewise, duchi, binary_rr, krr:k)",
+                          "gaussian, piecewise, duchi, binary_rr, krr:k, oue:d)",
         ),
         delta_fn=window_lower_delta,
         check_fn=_check,

@@ -228,10 +228,10 @@ def check_randomizers(values: object) -> list[str]:
 
     >>> check_randomizers(["laplace", "KRR:10"])
     ['laplace', 'krr:10']
-    >>> check_randomizers(["oue:10"])  # doctest: +ELLIPSIS
+    >>> check_randomizers(["olh:10"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: randomizers[0] = 'oue:10': no certified lower bound (window_lower) for ...
+    ValueError: randomizers[0] = 'olh:10': no certified lower bound (window_lower) for ...
     """
     from shuffledp.bounds.window import SUPPORTED
 

@@ -23,6 +23,7 @@ from shuffledp.errors import ParameterRegimeError
 from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange
 from shuffledp.families.blanket import BlanketCase, atoms
 from shuffledp.families.registry import register_family
+from shuffledp.families.windows import WEIGHTS, U, Window, WindowConfig, grid
 
 special = lazy_module("scipy.special")
 
@@ -124,6 +125,35 @@ class OUE(Family):
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return oue_box(a, a, b, b, int(self.k))  # type: ignore[arg-type]
+
+    def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
+        """``window_lower``'s grid (docs/theory.md 13.2): the victim at category 0 or 1, the
+        others at 0 or (d >= 3) at a third category 2; the analyst keeps only bits 0 and 1 of
+        each report (a post-processing), ``W_L`` = (1, 0) and ``W_R`` = (0, 1)."""
+        stars = (0.0, 2.0) if int(self.k) >= 3 else (0.0,)  # type: ignore[arg-type]
+        return grid(0.0, 1.0, stars, [Window("bits 0, 1")], WEIGHTS)
+
+    def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
+                    window: Window) -> tuple[NDArray[np.float64], ...]:
+        """Masses of bits (0, 1) = (1, 0) (``W_L``), (0, 1) (``W_R``) and the rest (equal bits)
+        for a user at category ``x``: the true bit is 1 with probability 1/2, every other bit
+        with q = 1 / (e^eps + 1), independently.  Category 0: (1 - q)/2, 1/2, q/2; category 1:
+        the mirror; any other category: q (1 - q), q^2 + (1 - q)^2, q (1 - q).  q and 1 - q
+        come from ``expit`` (a few units of round-off each), the rest is products and one sum
+        of non-negative terms (the error bound ``32 u`` relative covers them)."""
+        q = special.expit(-eps)
+        q1 = special.expit(eps)  # 1 - q, not formed by subtraction
+        if x == 0:
+            a, o, b = 0.5 * q1, np.full_like(q, 0.5), 0.5 * q
+        elif x == 1:
+            a, o, b = 0.5 * q, np.full_like(q, 0.5), 0.5 * q1
+        else:
+            a = q * q1
+            a, o, b = a, q * q + q1 * q1, a
+        rel = 32.0 * U
+        # a true mass is at most 1: clipping only moves a computed one towards it
+        return (np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), rel * a, rel * o,
+                rel * b)
 
     def group_clone_mass(self, eps_lo: float, eps_hi: float, eps_user: ArrayLike, *,
                          eps_user_hi: ArrayLike | None = None) -> NDArray[np.float64]:
