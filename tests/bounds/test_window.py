@@ -453,7 +453,7 @@ _SLOW_PROFILES = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["laplace", "piecewise", "duchi", "binary_rr", "krr:3",
-                                       "gaussian"])
+                                       "gaussian", "oue:4"])
 @pytest.mark.parametrize("profile_name", list(_SLOW_PROFILES))
 def test_soundness_grid(profile_name, mechanism):
     assert _check_soundness(_SLOW_PROFILES[profile_name], mechanism) >= 2
