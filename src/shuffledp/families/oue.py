@@ -148,8 +148,8 @@ class OUE(Family):
         elif x == 1:
             a, o, b = 0.5 * q, np.full_like(q, 0.5), 0.5 * q1
         else:
-            a = q * q1
-            a, o, b = a, q * q + q1 * q1, a
+            a = b = q * q1
+            o = q * q + q1 * q1
         rel = 32.0 * U
         # a true mass is at most 1: clipping only moves a computed one towards it
         return (np.minimum(a, 1.0), np.minimum(o, 1.0), np.minimum(b, 1.0), rel * a, rel * o,
