@@ -361,6 +361,13 @@ class Family:
         victim of the group and every pair of its inputs (families with a blanket only)."""
         raise ParameterRegimeError(f"the blanket bound has no blanket for {self}")
 
+    def blanket_two_region_cases(self, eps: float, group: VictimRange,
+                                 users: UserClasses) -> list[Any]:
+        """The cases of one more choice of the ``blanket`` bound, a two-region blanket
+        (:class:`~shuffledp.families.blanket.TwoRegionCase`, docs/theory.md 15.4, "Two coverage
+        regions"), for the families that have one; none by default."""
+        return []
+
     # ------------------------------------------------------------------ window_lower
     def window_configs(self, eps_v: float, delta_v: float) -> list[Any]:
         """The grid of ``window_lower`` (victim inputs, others' input, windows, weights) for

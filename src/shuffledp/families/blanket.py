@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Cells", "BlanketCase", "atoms"]
+__all__ = ["Cells", "BlanketCase", "TwoRegionCase", "atoms"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,26 @@ class BlanketCase:
     #: ``(base, factor)`` when ``masses`` was computed as ``base * factor`` (elementwise, in
     #: floating point): the bound then merges ``base`` once for all the cases that share it.
     scaled: tuple[NDArray[np.float64], float] | None = None
+
+
+@dataclass(frozen=True)
+class TwoRegionCase:
+    """One law of a *two-region* blanket (docs/theory.md 15.4, "Two coverage regions"): the
+    blanket omega = (1 - q) nu_1 + q nu_2 split into its centre nu_1 and its tails nu_2; the
+    centre variable ``l_1 = (P0 - e^eps P1) / nu_1`` under nu_1 (``centre``, dominating in the
+    increasing convex order), the tail variable ``l_2`` under nu_2 as two atoms of weight 1/2
+    (``tail_hi >= tail_lo``, dominating), and per user class a mass against omega (``low``) or
+    against nu_1 (``high``), each class in one of the two (the other 0), already times
+    ``1 - delta_j``.  ``choice`` as for :class:`BlanketCase`."""
+
+    centre: Cells
+    tail_hi: float
+    tail_lo: float
+    q: float
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    label: str = ""
+    choice: int = 0
 
 
 def atoms(values, mass, rel_error: float = 0.0) -> Cells:

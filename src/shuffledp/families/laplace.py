@@ -36,6 +36,7 @@ from shuffledp.families.laplace_blanket import (
     shaped_pair_cells,
     two_slope_shapes,
 )
+from shuffledp.families.laplace_two_region import two_region_cases
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -226,6 +227,17 @@ class Laplace(Family):
             masses = shaped_masses(shape, v, s_lo, a, bb) * keep
             cases += pair_cases(b_v, shape, eps, masses, label, choice)
         return cases
+
+    def blanket_two_region_cases(self, eps: float, group: VictimRange,
+                                 users: UserClasses) -> list:
+        """The two-region blanket (docs/theory.md 15.4, "Two coverage regions";
+        :mod:`shuffledp.families.laplace_two_region`): the victim's own blanket, covered whole
+        by the users at or below the group's smallest budget and in its centre by all the
+        others."""
+        return two_region_cases(eps, group.eps_lo, group.eps_hi,
+                                np.asarray(users.eps_a, dtype=np.float64),
+                                np.asarray(users.eps_b, dtype=np.float64),
+                                1.0 - np.asarray(users.delta, dtype=np.float64), choice=-1)
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # symmetric family: x* = +1 is the mirror of x* = -1 (both directions taken)

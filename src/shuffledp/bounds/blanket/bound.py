@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
+from shuffledp.bounds.blanket.two_region import centre_law, two_region_value
 from shuffledp.bounds.clones.aware import VICTIM_GROUPS, UserBins, VictimGroup, group_edges
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_get, lru_put, register_mapping
@@ -58,6 +59,9 @@ EXACT_CHOICES = 2
 #: Largest budget ratio within one victim group (beyond the equal-count groups), among the
 #: lowest ``Family.blanket_ratio_share`` of the users (``_ratio_cuts``).
 GROUP_RATIO = 1.05
+#: The two-region choice is evaluated only when its high users' expected blanket reports are
+#: at least this share of the low users' (it only costs time otherwise).
+TWO_REGION_MIN_HIGH = 0.25
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
 #: Families computed per budget tier accept at most this many tiers (``"tiers_then_ranges"``:
@@ -183,7 +187,8 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
     cases = family.blanket_cases(eps, g, classes)
-    if not cases:
+    two = family.blanket_two_region_cases(eps, g, classes)
+    if not cases and not two:
         return 1.0
     # the victim: one user of the group leaves the pool, per choice of blanket the one with
     # the largest mass in it (any victim of the group then sees a pool at least as large)
@@ -246,7 +251,39 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         best = min(best, value)
         if best <= need:
             break
+    if two and best > need:
+        best = min(best, _two_region_choice(two, classes, a, b, min(best, 1.0)))
     return float(min(1.0, d_v + (1.0 - d_v) * min(best, 1.0)))
+
+
+def _two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: float) -> float:
+    """The largest two-region value over ``cases`` (one choice; docs/theory.md 15.4, "Two
+    coverage regions"), or a value >= ``stop`` as soon as one case reaches it.  Per case, the
+    user of the group with the largest low mass and the one with the largest high mass leave
+    the pool: any victim's pool ("all but the victim") contains the pool so obtained after
+    one user of the victim's own kind is exchanged for one of no smaller mass."""
+    value = 0.0
+    first = cases[0]
+    mu_low = float(np.dot(first.low, classes.counts))
+    if float(np.dot(first.high, classes.counts)) < TWO_REGION_MIN_HIGH * mu_low:
+        return 1.0  # few reports from the centre's users: the choice would not pay (time only)
+    for case in cases:
+        cnt = classes.counts.copy()
+        for m in (case.low, case.high):
+            part = np.asarray(m, dtype=np.float64)[a:b]
+            if part.size and float(part.max()) > 0.0:
+                cnt[a + int(np.argmax(part))] -= 1
+        low_g, low_c = _merged(np.asarray(case.low, dtype=np.float64), cnt)
+        high_g, high_c = _merged(np.asarray(case.high, dtype=np.float64), cnt)
+        law = centre_law(case.centre)
+        if value > 0.0 and two_region_value(case, low_g, low_c, high_g, high_c,
+                                            chernoff=True, law=law) <= value:
+            continue  # its Chernoff bound is below the largest so far: it cannot raise it
+        value = max(value, two_region_value(case, low_g, low_c, high_g, high_c, stop,
+                                            law=law))
+        if value >= stop:
+            break
+    return value
 
 
 def blanket_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binary_rr",

@@ -1,0 +1,158 @@
+"""Two-region blankets for the Laplace victims of the smallest budgets (docs/theory.md 15.4,
+"Two coverage regions").
+
+The victim-shaped blanket ``omega = Lap(0, b)`` is split into its centre ``[-T, T]`` and its
+tails (``q = omega(tails) = e^{-T/b}``).  Users whose budgets are at most the group's smallest
+cover all of omega (the *low* users); every other user covers the centre only (the *high*
+users), which a Laplace user of any budget can, while no user above the victim's budget
+covers a tail as heavy as the victim's.  In the units of the group's largest budget
+``eps_hi`` (``b = 2 / eps_hi``, the victim ``u`` scaled by ``s_u = eps_u / eps_hi``,
+``T = t b`` with ``t = T_SCALE`` or ``eps_hi`` if larger, so that ``T >= 2``):
+
+* every ordered pair is, up to the mirror ``w -> -w``, the translate by its midpoint ``c``
+  (``|c| <= 1 - s``) of the symmetric pair ``(s, -s)``; the case of half-widths
+  ``s in (k/K, (k+1)/K]`` takes the centre law of ``((k+1)/K, -(k+1)/K)`` (it dominates by the
+  claim "two regions, the centre", valid for ``s <= T / 2``) and the tail atoms
+  ``q R_{(k+1)/K}`` and ``q (2 cosh(k/(K b)) (1 - e^eps) - R_{(k+1)/K})``, ``R_s = e^{s/b} -
+  e^eps e^{-s/b}`` (two equal-weight atoms dominate two others when the larger atom and the
+  sum are no smaller);
+* a user j against the victim u's blanket translated by c has, with ``r = eps_j / eps_u`` and
+  ``C_k = (1 - k/K) / b`` (``eps_u |c| / 2 <= C_k``), the mass
+  ``r e^{-eps_j/2} e^{-r C_k}`` against omega (low users, ``r <= 1``) and
+  ``(1 - q) r e^{-eps_j/2} e^{-r C_k - t (r - 1)_+}`` against nu_1 (high users): the
+  infimum of ``Lap(x, 2/eps_j)`` over the inputs, divided by the blanket's density, is smallest
+  at ``y = c`` or at the centre's far end; the logarithm is concave in r and in eps_j, so its
+  minimum over the group's victims and the class's budgets is at a corner (:func:`masses`).
+
+Code names -> symbols: ``b`` = b (canonical units), ``t`` = T / b, ``s_hi`` = (k+1)/K,
+``s_lo`` = k/K, ``q`` = q, ``big_e`` = e^eps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp.families.blanket import Cells, TwoRegionCase
+
+__all__ = ["centre_cells", "two_region_masses", "two_region_cases", "T_SCALE",
+           "CENTRE_PIECES"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Relative error bound of the cells' masses and means (exp, expm1, quotients).
+CELL_REL_ERROR = 64.0 * 1.2e-16
+#: The centre's half-width in units of the (canonical) victim scale b, at least eps_hi.
+T_SCALE = 2.0
+#: Cells per half of the sloped part [-s, s] of the centre variable.
+CENTRE_PIECES = 1 << 11
+#: Steps of the grid of half-widths (as ``SAME_SIGN_STEPS``).
+HALF_WIDTH_STEPS = 4
+
+
+def _lap_mass(lo: NDArray, hi: NDArray, m: float, b: float) -> NDArray:
+    """Pr[Lap(m, b) in [lo, hi]] for intervals on one side of m."""
+    width = hi - lo
+    left = 0.5 * np.exp((hi - m) / b) * -np.expm1(-width / b)
+    right = 0.5 * np.exp(-(lo - m) / b) * -np.expm1(-width / b)
+    return np.where(hi <= m, left, right)
+
+
+def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_PIECES
+                 ) -> Cells:
+    """Cells of the centre variable ``l_1 = (P_s - e^eps P_{-s}) / nu_1`` under ``nu_1``,
+    the normalized restriction of ``Lap(0, b)`` to ``[-t b, t b]``, for Laplace reports of
+    scale ``b`` (``0 < s <= t b``): the atoms ``(1 - q) R_s`` on ``[s, T]`` and ``(1 - q) L_s``
+    on ``[-T, -s]``, and ``pieces`` cells on each of ``[-s, 0]``, ``[0, s]`` (l_1 is
+    non-decreasing there) with exact masses and means.
+
+    >>> c = centre_cells(2.0, 0.3, 1.0, 2.0)
+    >>> q = math.exp(-2.0)  # the mean is P_s(C) - e^eps P_{-s}(C), C = [-4, 4]
+    >>> mass_c = 1.0 - 0.5 * (math.exp(-1.5) + math.exp(-2.5))
+    >>> abs(c.total - 1.0) < 1e-13, abs(c.moments()[0] - (1 - math.exp(0.3)) * mass_c) < 1e-13
+    (True, True)
+    """
+    big_t = t * b
+    if not (b > 0 and 0 < s <= big_t):
+        raise ValueError(f"need b > 0 and 0 < s <= T = t b, got b = {b!r}, s = {s!r}, t = {t!r}")
+    big_e = math.exp(eps)
+    q = math.exp(-t)
+    keep = -math.expm1(-t)  # 1 - q
+    r_s = math.exp(s / b) - big_e * math.exp(-s / b)
+    l_s = math.exp(-s / b) - big_e * math.exp(s / b)
+    side = 0.5 * (math.exp(-s / b) - q) / keep  # nu_1([s, T]) = nu_1([-T, -s])
+    edges = np.concatenate([np.linspace(-s, 0.0, pieces + 1)[:-1], np.linspace(0.0, s, pieces + 1)])
+    lo_w, hi_w = edges[:-1], edges[1:]
+    om = _lap_mass(lo_w, hi_w, 0.0, b)
+    p0 = _lap_mass(lo_w, hi_w, s, b)
+    p1 = _lap_mass(lo_w, hi_w, -s, b)
+
+    def ell(w: NDArray) -> NDArray:
+        psi0 = np.exp((np.abs(w) - np.abs(w - s)) / b)
+        psi1 = np.exp((np.abs(w) - np.abs(w + s)) / b)
+        return keep * (psi0 - big_e * psi1)
+
+    a_val, b_val = ell(lo_w), ell(hi_w)
+    mass = np.concatenate([[side], om / keep, [side]])
+    lo = np.concatenate([[keep * l_s], np.minimum(a_val, b_val), [keep * r_s]])
+    hi = np.concatenate([[keep * l_s], np.maximum(a_val, b_val), [keep * r_s]])
+    mean = np.concatenate([[keep * l_s], keep * (p0 - big_e * p1) / om, [keep * r_s]])
+    return Cells(mass, lo, hi, mean, CELL_REL_ERROR)
+
+
+def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArray, t: float,
+                      c_k: float) -> tuple[NDArray, NDArray]:
+    """(low, high): each class's smallest mass against the blanket (classes with budgets at
+    most ``eps_lo``) or against its centre (the others), over the victims ``eps_u in [eps_lo,
+    eps_hi]``, the class's budgets ``[eps_a, eps_b]`` and the translations ``eps_u |c| / 2 <=
+    c_k`` (module docstring); rounded down by a few ulps.
+
+    >>> lo, hi = two_region_masses(0.5, 0.5, np.array([0.5, 1.0]), np.array([0.5, 1.0]), 2.0, 0.0)
+    >>> lo.round(6).tolist(), hi.round(6).tolist()  # e^{-1/4}; (1 - e^-2) 2 e^{-1/2} e^{-2}
+    ([0.778801, 0.0], [0.0, 0.141952])
+    """
+    a = np.asarray(eps_a, dtype=np.float64)
+    bb = np.asarray(eps_b, dtype=np.float64)
+    low = bb <= eps_lo
+    log_keep = math.log(-math.expm1(-t))
+    best_low = np.full(a.shape, np.inf)
+    best_high = np.full(a.shape, np.inf)
+    with np.errstate(divide="ignore"):
+        for u in {eps_lo, eps_hi}:
+            for e in (a, bb):
+                r = e / u
+                base = np.log(r) - e / 2.0 - r * c_k
+                best_low = np.minimum(best_low, base)
+                best_high = np.minimum(best_high, log_keep + base - t * np.maximum(r - 1.0, 0.0))
+    shrink = 1.0 - 64.0 * _U
+    lo_m = np.where(low & (bb > 0), np.exp(np.minimum(best_low, 0.0)), 0.0) * shrink
+    hi_m = np.where(~low & (bb > 0), np.exp(np.minimum(best_high, 0.0)), 0.0) * shrink
+    return lo_m, hi_m
+
+
+def _up(x: float) -> float:
+    """x rounded up by a few ulps (and an absolute 1e-300)."""
+    return x + 8.0 * _U * abs(x) + 1e-300
+
+
+def two_region_cases(eps: float, eps_lo: float, eps_hi: float, eps_a: NDArray,
+                     eps_b: NDArray, keep: NDArray, choice: int) -> list[TwoRegionCase]:
+    """The cases of the two-region blanket for a group of Laplace victims with budgets in
+    ``[eps_lo, eps_hi]`` (module docstring); ``keep`` = 1 - delta_j per class."""
+    b = 2.0 / eps_hi
+    t = max(T_SCALE, eps_hi)  # T = t b >= 2 >= 2 s for every half-width s <= 1
+    q = math.exp(-t)
+    big_e = math.exp(eps)
+    steps = HALF_WIDTH_STEPS
+    out = []
+    for k in reversed(range(steps)):  # the widest first: usually the largest value
+        s_hi, s_lo = (k + 1) / steps, k / steps
+        low, high = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, (1.0 - s_lo) / b)
+        r_hi = math.exp(s_hi / b) - big_e * math.exp(-s_hi / b)
+        top = _up(q * r_hi)
+        total = _up(q * 2.0 * math.cosh(s_lo / b) * (1.0 - big_e))  # the two atoms' sum
+        out.append(TwoRegionCase(centre_cells(b, eps, s_hi, t), top, _up(total - top), q,
+                                 low * keep, high * keep,
+                                 f"two regions, T = {t:g} b: half-widths <= {s_hi:g}", choice))
+    return out

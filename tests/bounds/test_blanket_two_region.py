@@ -1,0 +1,276 @@
+"""The two-region blanket of the Laplace victims (docs/theory.md 15.4, "Two coverage regions").
+
+Checked here, each against a computation independent of the code under test:
+
+* the identity D(h, l) (Claim "two regions, the identity") against brute-force enumeration of
+  the multisets of reports on random discrete instances;
+* :func:`d_upper` against the exact D of discrete centre laws (enumerated sums): never below,
+  and within 1e-9;
+* the Chernoff bound of the strata against the exact binomial lower tail;
+* the masses of :func:`two_region_masses` against the brute-force infimum over outputs,
+  inputs, translations and victims of the group;
+* the centre cells (masses and means) against numerical integration, the tail atoms'
+  domination;
+* the two-region choice *alone* against the exact shuffled divergences of
+  ``test_blanket_truth`` (n = 2, 3) and against the certified lower bounds at n in the
+  hundreds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from shuffledp import BudgetProfile
+from shuffledp.bounds import get_bound
+from shuffledp.bounds.blanket import bound as bd
+from shuffledp.bounds.blanket.amplification import LatticeLaw
+from shuffledp.bounds.blanket.two_region import d_upper, pb_lower_tail, two_region_value
+from shuffledp.caching import clear_caches
+from shuffledp.families.blanket import TwoRegionCase, atoms
+from shuffledp.families.laplace import Laplace
+from shuffledp.families.laplace_two_region import (
+    centre_cells,
+    two_region_cases,
+    two_region_masses,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+import test_blanket_truth as truth  # noqa: E402
+
+SEED = 20241205
+
+
+def _multiset_law(p, centre, omega, h: int, l_: int) -> dict:
+    """Law of the sorted outputs: one report of ``p``, ``h`` of ``centre``, ``l_`` of ``omega``."""
+    out: dict = defaultdict(float)
+    laws = [p] + [centre] * h + [omega] * l_
+    for seq in itertools.product(range(len(p)), repeat=len(laws)):
+        pr = math.prod(law[s] for law, s in zip(laws, seq, strict=True))
+        if pr > 0:
+            out[tuple(sorted(seq))] += pr
+    return out
+
+
+def _identity(l1, nu1, l2, nu2, q, h, l_):
+    """sum_{c2} E[(beta(c2)/c1 S_1 + beta(c2-1)/c2 S_2)_+] by enumeration of the sums."""
+    total = 0.0
+    for c2 in range(h + l_ + 2):
+        c1 = h + l_ + 1 - c2
+        w1 = stats.binom.pmf(c2, l_, q) / c1 if c1 > 0 else 0.0
+        w2 = stats.binom.pmf(c2 - 1, l_, q) / c2 if c2 > 0 else 0.0
+        for s1 in itertools.product(range(len(l1)), repeat=c1):
+            for s2 in itertools.product(range(len(l2)), repeat=c2):
+                pr = math.prod(nu1[i] for i in s1) * math.prod(nu2[i] for i in s2)
+                total += pr * max(w1 * sum(l1[i] for i in s1) + w2 * sum(l2[i] for i in s2),
+                                  0.0)
+    return total
+
+
+def test_identity_against_multiset_enumeration():
+    """The divergence of the victim's report among h reports of nu_1 and l of omega equals the
+    two-region sum (outputs 0, 1 in the centre and 2, 3 in the tails)."""
+    rng = np.random.default_rng(SEED)
+    worst = 0.0
+    for _ in range(60):
+        nu1, nu2 = rng.dirichlet([1, 1]), rng.dirichlet([1, 1])
+        q = rng.uniform(0.05, 0.9)
+        omega = np.concatenate([(1 - q) * nu1, q * nu2])
+        centre = np.concatenate([nu1, [0.0, 0.0]])
+        p0, p1 = rng.dirichlet([1] * 4), rng.dirichlet([1] * 4)
+        big_e = math.exp(rng.uniform(0, 1))
+        h, l_ = int(rng.integers(0, 3)), int(rng.integers(0, 4))
+        a = _multiset_law(p0, centre, omega, h, l_)
+        b = _multiset_law(p1, centre, omega, h, l_)
+        exact = sum(max(a.get(k, 0.0) - big_e * b.get(k, 0.0), 0.0) for k in set(a) | set(b))
+        got = _identity((p0[:2] - big_e * p1[:2]) / nu1, nu1, (p0[2:] - big_e * p1[2:]) / nu2,
+                        nu2, q, h, l_)
+        worst = max(worst, abs(got - exact) / max(exact, 1e-12))
+    assert worst < 1e-12, worst
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_d_upper_is_above_and_near_the_exact_sum(case):
+    """Discrete centre laws on the lattice (exact lattice law): d_upper >= the enumerated
+    D(h, l) and within 1e-9 of it (relative and absolute: the code rounds up by 1e-9)."""
+    rng = np.random.default_rng([SEED, case])
+    vals = np.sort(rng.choice(np.arange(-6, 4), size=3, replace=False)).astype(float)
+    mass = rng.dirichlet([1, 1, 1])
+    q = float(rng.uniform(0.05, 0.5))
+    hi, lo = float(rng.uniform(0.0, 1.0)), float(rng.uniform(-3.0, -0.5))
+    law = LatticeLaw(offset=int(vals[0]), pmf=np.bincount((vals - vals[0]).astype(int),
+                                                          weights=mass), step=1.0)
+    for h, l_ in ((0, 0), (1, 2), (3, 1), (2, 4)):
+        exact = _identity(vals, mass, [hi, lo], [0.5, 0.5], q, h, l_)
+        got = d_upper(law, hi, lo, q, h, l_)
+        assert exact - 1e-12 <= got <= exact * (1 + 2e-9) + 1e-9, (case, h, l_, got, exact)
+
+
+def test_chernoff_lower_tail_dominates_the_exact_tail():
+    rng = np.random.default_rng(SEED)
+    for _ in range(20):
+        g = rng.uniform(0.05, 0.9, size=3)
+        c = rng.integers(5, 200, size=3)
+        # a single class: the exact binomial tail; several: a sum checked by convolution
+        pmf = np.ones(1)
+        for gj, cj in zip(g, c, strict=True):
+            pmf = np.convolve(pmf, stats.binom.pmf(np.arange(cj + 1), cj, gj))
+        cdf = np.cumsum(pmf)
+        for a in (1, int(0.3 * np.dot(g, c)), int(0.8 * np.dot(g, c))):
+            if a >= 1:
+                assert pb_lower_tail(g, c, a) >= cdf[a - 1] * (1 - 1e-9)
+
+
+def _lap_inf(eps_j: float, y: np.ndarray) -> np.ndarray:
+    """inf over inputs x in [-1, 1] of the density of Lap(x, 2/eps_j) at y."""
+    return eps_j / 4.0 * np.exp(-eps_j * (np.abs(y) + 1.0) / 2.0)
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_masses_are_below_the_brute_force_infimum(case):
+    """Every user's mass is at most its infimum ratio to the blanket of every victim of the
+    group, translated by every admissible c (low users: omega; high users: the centre)."""
+    rng = np.random.default_rng([SEED, 50 + case])
+    eps_lo = float(rng.uniform(0.2, 2.0))
+    eps_hi = eps_lo * float(rng.uniform(1.0, 1.3)) if case % 2 else eps_lo
+    k = int(rng.integers(0, 4))
+    c_k = (1.0 - k / 4.0) * eps_hi / 2.0
+    t = max(2.0, eps_hi)
+    a = np.sort(np.concatenate([rng.uniform(0.05, eps_lo, 3), rng.uniform(eps_lo, 4.0, 4)]))
+    b = a * rng.uniform(1.0, 1.2, a.size)
+    b[a <= eps_lo] = np.minimum(b[a <= eps_lo], eps_lo)
+    low, high = two_region_masses(eps_lo, eps_hi, a, b, t, c_k)
+    for eps_u in np.linspace(eps_lo, eps_hi, 3):
+        b_u = 2.0 / eps_u
+        big_t = t * b_u
+        c_max = 2.0 * c_k / eps_u  # eps_u |c| / 2 <= C_k
+        for c in np.linspace(-c_max, c_max, 5):
+            y = c + np.linspace(-40 * b_u, 40 * b_u, 20001)
+            omega = np.exp(-np.abs(y - c) / b_u) / (2 * b_u)
+            inside = np.abs(y - c) <= big_t
+            for j in range(a.size):
+                for e_j in np.linspace(a[j], b[j], 3):
+                    ratio = _lap_inf(e_j, y) / omega
+                    if low[j] > 0:
+                        assert low[j] <= ratio.min() * (1 + 1e-12), (case, j, e_j, eps_u, c)
+                    if high[j] > 0:
+                        nu1_ratio = ratio[inside] * (1.0 - math.exp(-t))
+                        assert high[j] <= nu1_ratio.min() * (1 + 1e-12), (case, j, e_j, c)
+    assert np.all((low > 0) == (b <= eps_lo))
+
+
+@pytest.mark.parametrize(("b", "eps", "s", "t"), [(4.0, 0.05, 1.0, 2.0), (1.0, 0.5, 0.25, 2.0),
+                                                 (0.5, 1.0, 0.75, 4.0)])
+def test_centre_cells_are_exact(b, eps, s, t):
+    cells = centre_cells(b, eps, s, t, pieces=64)
+    big_t, q, big_e = t * b, math.exp(-t), math.exp(eps)
+
+    def dens(x, w):
+        return math.exp(-abs(w - x) / b) / (2 * b)
+
+    def ell(w):
+        return (dens(s, w) - big_e * dens(-s, w)) / (dens(0.0, w) / (1 - q))
+
+    mean = integrate.quad(lambda w: ell(w) * dens(0.0, w) / (1 - q), -big_t, big_t,
+                          points=[-s, 0.0, s], limit=200)[0]
+    assert abs(cells.total - 1.0) < 1e-12
+    assert abs(cells.moments()[0] - mean) < 1e-9
+    for w in np.linspace(-big_t, big_t, 101):
+        assert cells.lo.min() - 1e-12 <= ell(w) <= cells.hi.max() + 1e-12
+
+
+def test_tail_atoms_dominate_every_half_width_of_their_case():
+    for eps in (0.0, 0.3, 1.0):
+        cases = two_region_cases(eps, 0.5, 0.5, np.array([0.5]), np.array([0.5]),
+                                 np.array([1.0]), 0)
+        b, q, big_e = 4.0, cases[0].q, math.exp(eps)
+        for case in cases:
+            s_hi = float(case.label.split("<= ")[1])
+            for s in np.linspace(s_hi - 0.25 + 1e-9, s_hi, 7):
+                r = q * (math.exp(s / b) - big_e * math.exp(-s / b))
+                l_ = q * (math.exp(-s / b) - big_e * math.exp(s / b))
+                assert max(r, l_) <= case.tail_hi + 1e-15
+                assert r + l_ <= case.tail_hi + case.tail_lo + 1e-15
+
+
+@pytest.fixture
+def two_region_alone(monkeypatch):
+    """The blanket bound with the two-region choice only (and no gate on the pools)."""
+    monkeypatch.setattr(Laplace, "blanket_cases", lambda self, *a: [])
+    monkeypatch.setattr(bd, "TWO_REGION_MIN_HIGH", 0.0)
+    clear_caches()
+    yield
+    clear_caches()
+
+
+@pytest.mark.parametrize("budgets", [[0.5, 0.5], [2.0, 2.0], [0.5, 4.0], [0.5, 1.0, 2.0],
+                                     [0.5, 4.0, 4.0], [4.0, 0.5, 1.0], [2.0, 2.0, 2.0]],
+                         ids=str)
+def test_two_region_alone_dominates_the_exact_truth(budgets, two_region_alone):
+    """n = 2, 3 (the exact mixture over the two counts): at or above the exact shuffled
+    divergence of every victim, pair and dataset of ``test_blanket_truth``, and informative."""
+    grid = truth.eps_grid_for(budgets)
+    res = (64, 8) if len(budgets) == 2 else (16, 2)
+    exact, where = truth.profile_truth("laplace", budgets, grid, every=len(budgets) == 2,
+                                       resolution=res)
+    bound = truth.bound_values("laplace", budgets, grid)
+    for e, b, t, w in zip(grid, bound, exact, where, strict=True):
+        assert b >= t - truth.TOL, (budgets, e, b, t, w)
+    assert bound[0] < 1.5 * exact[0], (bound[0], exact[0])
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_two_region_alone_is_not_below_the_certified_lower_bound(case, two_region_alone):
+    """Random personalized profiles of a few hundred users (the strata of the two counts):
+    never below ``window_lower`` (nor ``tier_sum_lower`` where it applies)."""
+    rng = np.random.default_rng([SEED, 400 + case])
+    n = int(rng.integers(150, 500))
+    levels = np.sort(rng.uniform(0.3, 3.0, int(rng.integers(2, 4))))
+    prof = BudgetProfile.from_arrays(rng.choice(levels, size=n, p=None))
+    blanket = get_bound("blanket")
+    for eps in (0.0, 0.1, 0.3):
+        up = blanket.delta(profile=prof, eps=eps, mechanism="laplace")
+        lo = get_bound("window_lower").delta(profile=prof, eps=eps, mechanism="laplace")
+        assert up >= lo - 1e-12, (list(levels), n, eps, up, lo)
+        assert up < 0.5, (list(levels), n, eps, up)  # informative
+
+
+def test_few_low_budgets_among_many_high(monkeypatch):
+    """30 users at 0.5 among 970 at 1.5: the two-region choice lowers the low victims' group
+    bound (their single blanket gets no mass from the users above them), and the bound stays
+    above both certified lower bounds."""
+    prof = BudgetProfile.from_arrays(np.concatenate([np.full(30, 0.5), np.full(970, 1.5)]))
+    blanket = get_bound("blanket")
+    for eps in (0.05, 0.1, 0.2):
+        clear_caches()
+        both = blanket.delta(profile=prof, eps=eps, mechanism="laplace")
+        lows = [get_bound(m).delta(profile=prof, eps=eps, mechanism="laplace")
+                for m in ("window_lower", "tier_sum_lower")]
+        assert both >= max(lows) - 1e-12, (eps, both, lows)
+        low_group = bd.blanket_group_delta(profile=prof, eps=eps, mechanism="laplace", group=0)
+        with monkeypatch.context() as m:
+            m.setattr(Laplace, "blanket_two_region_cases", lambda self, *a: [])
+            clear_caches()
+            single = bd.blanket_group_delta(profile=prof, eps=eps, mechanism="laplace",
+                                            group=0)
+        assert low_group < 0.95 * single, (eps, low_group, single)
+
+
+def test_two_region_case_shape():
+    (case, *_) = two_region_cases(0.1, 0.5, 0.6, np.array([0.5, 1.0]), np.array([0.5, 1.0]),
+                                  np.array([1.0, 1.0]), 3)
+    assert isinstance(case, TwoRegionCase) and case.choice == 3
+    assert case.tail_hi >= case.tail_lo and 0 < case.q < 1
+    assert case.low[1] == 0.0 and case.high[0] == 0.0 and case.low[0] > 0 and case.high[1] > 0
+    # few users: the exact mixture; the value is a probability bound
+    v = two_region_value(case, np.array([0.6]), np.array([1.0]), np.array([0.1]),
+                         np.array([2.0]))
+    assert 0.0 < v <= 1.0
+    assert atoms([0.0], [1.0]).total == 1.0
