@@ -86,7 +86,8 @@ class TwoRegionCase:
     increasing convex order), the tail variable ``l_2`` under nu_2 as two atoms of weight 1/2
     (``tail_hi >= tail_lo``, dominating), and per user class a mass against omega (``low``) or
     against nu_1 (``high``), each class in one of the two (the other 0), already times
-    ``1 - delta_j``.  ``choice`` as for :class:`BlanketCase`."""
+    ``1 - delta_j``.  ``q`` is the probability of the tails under omega.  ``choice`` as for
+    :class:`BlanketCase`."""
 
     centre: Cells
     tail_hi: float
@@ -96,6 +97,9 @@ class TwoRegionCase:
     high: NDArray[np.float64]
     label: str = ""
     choice: int = 0
+    #: Added to the value: the victim's mass outside the blanket's support when the blanket
+    #: is truncated (H_E is at most the truncated pair's divergence plus that mass).
+    charge: float = 0.0
 
 
 def atoms(values, mass, rel_error: float = 0.0) -> Cells:

@@ -237,7 +237,8 @@ class Laplace(Family):
         return two_region_cases(eps, group.eps_lo, group.eps_hi,
                                 np.asarray(users.eps_a, dtype=np.float64),
                                 np.asarray(users.eps_b, dtype=np.float64),
-                                1.0 - np.asarray(users.delta, dtype=np.float64), choice=-1)
+                                1.0 - np.asarray(users.delta, dtype=np.float64), choice=-1,
+                                counts=np.asarray(users.counts))
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # symmetric family: x* = +1 is the mirror of x* = -1 (both directions taken)

@@ -1,31 +1,35 @@
 """Two-region blankets for the Laplace victims of the smallest budgets (docs/theory.md 15.4,
 "Two coverage regions").
 
-The victim-shaped blanket ``omega = Lap(0, b)`` is split into its centre ``[-T, T]`` and its
-tails (``q = omega(tails) = e^{-T/b}``).  Users whose budgets are at most the group's smallest
-cover all of omega (the *low* users); every other user covers the centre only (the *high*
+The victim-shaped blanket ``omega = Lap(0, b)``, truncated to ``[-K, K]`` (``K = k b``,
+``k = K_FAR``; the victim's mass beyond, at most ``e^{-k + eps_u/2}``, is charged), is split into
+its centre ``[-T, T]`` and its tails (Laplace masses ``Q_1 = 1 - e^{-t}``, ``Q_2 = e^{-t} -
+e^{-k}``; ``q = Q_2 / (1 - e^{-k})``).  Users whose budgets are at most the group's smallest
+(or at most ``LOW_RATIO`` times it when those are too few, ``LOW_ENOUGH``) cover the whole
+truncated blanket (the *low* users); every other user covers the centre only (the *high*
 users), which a Laplace user of any budget can, while no user above the victim's budget
-covers a tail as heavy as the victim's.  In the units of the group's largest budget
-``eps_hi`` (``b = 2 / eps_hi``, the victim ``u`` scaled by ``s_u = eps_u / eps_hi``,
+covers an untruncated tail as heavy as the victim's.  In the units of the group's largest
+budget ``eps_hi`` (``b = 2 / eps_hi``, the victim ``u`` scaled by ``s_u = eps_u / eps_hi``,
 ``T = t b`` with ``t = T_SCALE`` or ``eps_hi`` if larger, so that ``T >= 2``):
 
 * every ordered pair is, up to the mirror ``w -> -w``, the translate by its midpoint ``c``
   (``|c| <= 1 - s``) of the symmetric pair ``(s, -s)``; the case of half-widths
   ``s in (k/K, (k+1)/K]`` takes the centre law of ``((k+1)/K, -(k+1)/K)`` (it dominates by the
   claim "two regions, the centre", valid for ``s <= T / 2``) and the tail atoms
-  ``q R_{(k+1)/K}`` and ``q (2 cosh(k/(K b)) (1 - e^eps) - R_{(k+1)/K})``, ``R_s = e^{s/b} -
-  e^eps e^{-s/b}`` (two equal-weight atoms dominate two others when the larger atom and the
-  sum are no smaller);
+  ``Q_2 R_{(k+1)/K}`` and ``Q_2 (2 cosh(k/(K b)) (1 - e^eps) - R_{(k+1)/K})``, ``R_s =
+  e^{s/b} - e^eps e^{-s/b}`` (two equal-weight atoms dominate two others when the larger atom
+  and the sum are no smaller);
 * a user j against the victim u's blanket translated by c has, with ``r = eps_j / eps_u`` and
   ``C_k = (1 - k/K) / b`` (``eps_u |c| / 2 <= C_k``), the mass
-  ``r e^{-eps_j/2} e^{-r C_k}`` against omega (low users, ``r <= 1``) and
-  ``(1 - q) r e^{-eps_j/2} e^{-r C_k - t (r - 1)_+}`` against nu_1 (high users): the
+  ``(1 - e^{-k}) r e^{-eps_j/2} e^{-r C_k - k (r - 1)_+}`` against the truncated blanket (low
+  users) and ``Q_1 r e^{-eps_j/2} e^{-r C_k - t (r - 1)_+}`` against nu_1 (high users): the
   infimum of ``Lap(x, 2/eps_j)`` over the inputs, divided by the blanket's density, is smallest
-  at ``y = c`` or at the centre's far end; the logarithm is concave in r and in eps_j, so its
-  minimum over the group's victims and the class's budgets is at a corner (:func:`masses`).
+  at ``y = c`` or at the far end of the support; the logarithm is concave in r and in eps_j, so
+  its minimum over the group's victims and the class's budgets is at a corner
+  (:func:`two_region_masses`).
 
-Code names -> symbols: ``b`` = b (canonical units), ``t`` = T / b, ``s_hi`` = (k+1)/K,
-``s_lo`` = k/K, ``q`` = q, ``big_e`` = e^eps.
+Code names -> symbols: ``b`` = b (canonical units), ``t`` = T / b, ``k_far`` = K / b, ``s_hi``
+= (k+1)/K, ``s_lo`` = k/K, ``q2`` = Q_2, ``q`` = q, ``big_e`` = e^eps.
 """
 
 from __future__ import annotations
@@ -45,6 +49,15 @@ _U = float(np.finfo(float).eps) / 2.0
 CELL_REL_ERROR = 64.0 * 1.2e-16
 #: The centre's half-width in units of the (canonical) victim scale b, at least eps_hi.
 T_SCALE = 2.0
+#: The blanket is truncated to K = K_FAR victim scales around its centre (the victim's mass
+#: beyond, at most e^{-K_FAR + eps/2}, is charged), so that users a little above the group's
+#: smallest budget cover its tails.
+K_FAR = 22.0
+#: Classes with budgets at most LOW_RATIO times the group's smallest cover the (truncated)
+#: blanket; the others its centre only.
+LOW_RATIO = 1.12
+#: ... when the users at or below it give fewer than this many blanket reports on average.
+LOW_ENOUGH = 30.0
 #: Cells per half of the sloped part [-s, s] of the centre variable.
 CENTRE_PIECES = 1 << 11
 #: Steps of the grid of half-widths (as ``SAME_SIGN_STEPS``).
@@ -102,11 +115,13 @@ def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_
 
 
 def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArray, t: float,
-                      c_k: float) -> tuple[NDArray, NDArray]:
-    """(low, high): each class's smallest mass against the blanket (classes with budgets at
-    most ``eps_lo``) or against its centre (the others), over the victims ``eps_u in [eps_lo,
-    eps_hi]``, the class's budgets ``[eps_a, eps_b]`` and the translations ``eps_u |c| / 2 <=
-    c_k`` (module docstring); rounded down by a few ulps.
+                      c_k: float, k_far: float = K_FAR, low_ratio: float = LOW_RATIO
+                      ) -> tuple[NDArray, NDArray]:
+    """(low, high): each class's smallest mass against the blanket truncated to ``k_far``
+    victim scales (classes with budgets at most ``low_ratio * eps_lo``) or against its centre
+    (the others), over the victims ``eps_u in [eps_lo, eps_hi]``, the class's budgets
+    ``[eps_a, eps_b]`` and the translations ``eps_u |c| / 2 <= c_k`` (module docstring);
+    rounded down by a few ulps.
 
     >>> lo, hi = two_region_masses(0.5, 0.5, np.array([0.5, 1.0]), np.array([0.5, 1.0]), 2.0, 0.0)
     >>> lo.round(6).tolist(), hi.round(6).tolist()  # e^{-1/4}; (1 - e^-2) 2 e^{-1/2} e^{-2}
@@ -114,8 +129,9 @@ def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArr
     """
     a = np.asarray(eps_a, dtype=np.float64)
     bb = np.asarray(eps_b, dtype=np.float64)
-    low = bb <= eps_lo
+    low = bb <= low_ratio * eps_lo
     log_keep = math.log(-math.expm1(-t))
+    log_keep_far = math.log(-math.expm1(-k_far))
     best_low = np.full(a.shape, np.inf)
     best_high = np.full(a.shape, np.inf)
     with np.errstate(divide="ignore"):
@@ -123,7 +139,8 @@ def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArr
             for e in (a, bb):
                 r = e / u
                 base = np.log(r) - e / 2.0 - r * c_k
-                best_low = np.minimum(best_low, base)
+                best_low = np.minimum(best_low, log_keep_far + base
+                                      - k_far * np.maximum(r - 1.0, 0.0))
                 best_high = np.minimum(best_high, log_keep + base - t * np.maximum(r - 1.0, 0.0))
     shrink = 1.0 - 64.0 * _U
     lo_m = np.where(low & (bb > 0), np.exp(np.minimum(best_low, 0.0)), 0.0) * shrink
@@ -137,22 +154,38 @@ def _up(x: float) -> float:
 
 
 def two_region_cases(eps: float, eps_lo: float, eps_hi: float, eps_a: NDArray,
-                     eps_b: NDArray, keep: NDArray, choice: int) -> list[TwoRegionCase]:
+                     eps_b: NDArray, keep: NDArray, choice: int,
+                     counts: NDArray | None = None) -> list[TwoRegionCase]:
     """The cases of the two-region blanket for a group of Laplace victims with budgets in
-    ``[eps_lo, eps_hi]`` (module docstring); ``keep`` = 1 - delta_j per class."""
+    ``[eps_lo, eps_hi]`` (module docstring); ``keep`` = 1 - delta_j per class, ``counts``
+    the users per class (default one each)."""
+    counts = np.ones(np.shape(eps_a)) if counts is None else np.asarray(counts, dtype=float)
     b = 2.0 / eps_hi
     t = max(T_SCALE, eps_hi)  # T = t b >= 2 >= 2 s for every half-width s <= 1
-    q = math.exp(-t)
+    k_far = max(K_FAR, 2.0 * t)
     big_e = math.exp(eps)
+    # omega truncated to [-K, K]: centre mass Q1, tails mass Q2 (of Lap(0, b)), and the
+    # tails' probability under the truncated blanket
+    q2 = math.exp(-t) - math.exp(-k_far)  # (Q_1 = 1 - e^{-t} enters through the cells)
+    q = q2 / -math.expm1(-k_far)
+    # the victim's mass beyond K from its translated blanket's centre: its input is within 1
+    # of c, so at most e^{-(K - 1) / b_u} = e^{-k_far + eps_u / 2}
+    charge = _up(math.exp(-k_far + eps_hi / 2.0))
     steps = HALF_WIDTH_STEPS
+    # the users a little above the group's smallest budget cover the truncated blanket only
+    # when few users are at or below it (else they serve better in the centre)
+    plain, _ = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, 1.0 / b, k_far, 1.0)
+    ratio = 1.0 if float(np.dot(plain, counts)) >= LOW_ENOUGH else LOW_RATIO
     out = []
     for k in reversed(range(steps)):  # the widest first: usually the largest value
         s_hi, s_lo = (k + 1) / steps, k / steps
-        low, high = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, (1.0 - s_lo) / b)
+        low, high = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, (1.0 - s_lo) / b, k_far,
+                                      ratio)
         r_hi = math.exp(s_hi / b) - big_e * math.exp(-s_hi / b)
-        top = _up(q * r_hi)
-        total = _up(q * 2.0 * math.cosh(s_lo / b) * (1.0 - big_e))  # the two atoms' sum
+        top = _up(q2 * r_hi)
+        total = _up(q2 * 2.0 * math.cosh(s_lo / b) * (1.0 - big_e))  # the two atoms' sum
         out.append(TwoRegionCase(centre_cells(b, eps, s_hi, t), top, _up(total - top), q,
                                  low * keep, high * keep,
-                                 f"two regions, T = {t:g} b: half-widths <= {s_hi:g}", choice))
+                                 f"two regions, T = {t:g} b, K = {k_far:g} b: half-widths "
+                                 f"<= {s_hi:g}", choice, charge))
     return out

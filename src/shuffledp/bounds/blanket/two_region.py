@@ -391,7 +391,7 @@ def two_region_value(case, low_g: NDArray, low_c: NDArray, high_g: NDArray, high
                 if wh * wl > 0.0:
                     total += wh * wl * min(d_fn(law, case.tail_hi, case.tail_lo, case.q,
                                                 h, lv), 1.0)
-        return float(min(total * (1.0 + 1e-12), 1.0))
+        return float(min(total * (1.0 + 1e-12) + case.charge, 1.0))
     levels = _levels(high_g, high_c, low_g, low_c)
     if not levels:
         return 1.0
@@ -409,4 +409,4 @@ def two_region_value(case, low_g: NDArray, low_c: NDArray, high_g: NDArray, high
     total = 1.0 - es[0]  # the stratum below the first level: D <= 1
     for k, v in enumerate(vals):
         total += (es[k] - es[k + 1]) * v
-    return float(min(total, 1.0))
+    return float(min(total + case.charge, 1.0))
