@@ -105,6 +105,9 @@ def test_calling_the_bounds_fills_every_cache_and_clear_empties_them():
     get_bound("window_lower").eps(profile=gauss, delta=1e-6, mechanism="gaussian")
     get_bound("tightest").evaluate(profile=pers, delta=1e-6, mechanism="krr:3")  # + blanket
     get_bound("blanket").delta(profile=pers, eps=0.1, mechanism="krr:3")  # its values
+    # the two-region blanket's strata and binomial laws (a few low budgets among high ones)
+    get_bound("blanket").delta(profile=BudgetProfile.from_histogram([0.5, 1.5], [20, 300]),
+                               eps=0.1, mechanism="laplace")
     # rr_upper's pairs, and (the error charge is most of a delta this small) its minimiser
     get_bound("rr_upper").delta(profile=BudgetProfile.identical(n=400, eps0=1.0), eps=0.9)
     # tier_sum_lower's cell masses and FFT pipelines

@@ -5,7 +5,7 @@ The victim-shaped blanket ``omega = Lap(0, b)``, truncated to ``[-K, K]`` (``K =
 ``k = K_FAR``; the victim's mass beyond, at most ``e^{-k + eps_u/2}``, is charged), is split into
 its centre ``[-T, T]`` and its tails (Laplace masses ``Q_1 = 1 - e^{-t}``, ``Q_2 = e^{-t} -
 e^{-k}``; ``q = Q_2 / (1 - e^{-k})``).  Users whose budgets are at most the group's smallest
-(or at most ``LOW_RATIO`` times it when those are too few, ``LOW_ENOUGH``) cover the whole
+(or at most ``LOW_RATIO`` times it when those are few, ``LOW_ENOUGH``) cover the whole
 truncated blanket (the *low* users); every other user covers the centre only (the *high*
 users), which a Laplace user of any budget can, while no user above the victim's budget
 covers an untruncated tail as heavy as the victim's.  In the units of the group's largest
@@ -56,8 +56,9 @@ K_FAR = 22.0
 #: Classes with budgets at most LOW_RATIO times the group's smallest cover the (truncated)
 #: blanket; the others its centre only.
 LOW_RATIO = 1.12
-#: ... when the users at or below it give fewer than this many blanket reports on average.
-LOW_ENOUGH = 30.0
+#: ... when the users at or below it give fewer blanket reports on average than this share of
+#: the centre's users.
+LOW_ENOUGH = 0.25
 #: Cells per half of the sloped part [-s, s] of the centre variable.
 CENTRE_PIECES = 1 << 11
 #: Steps of the grid of half-widths (as ``SAME_SIGN_STEPS``).
@@ -174,8 +175,9 @@ def two_region_cases(eps: float, eps_lo: float, eps_hi: float, eps_a: NDArray,
     steps = HALF_WIDTH_STEPS
     # the users a little above the group's smallest budget cover the truncated blanket only
     # when few users are at or below it (else they serve better in the centre)
-    plain, _ = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, 1.0 / b, k_far, 1.0)
-    ratio = 1.0 if float(np.dot(plain, counts)) >= LOW_ENOUGH else LOW_RATIO
+    plain, centre = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, 1.0 / b, k_far, 1.0)
+    few = float(np.dot(plain, counts)) < LOW_ENOUGH * float(np.dot(centre, counts))
+    ratio = LOW_RATIO if few else 1.0
     out = []
     for k in reversed(range(steps)):  # the widest first: usually the largest value
         s_hi, s_lo = (k + 1) / steps, k / steps

@@ -36,8 +36,8 @@ the tails, ``beta`` = Bin(l, q).
 
 from __future__ import annotations
 
-import functools
 import math
+from collections import OrderedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import FFT_SAFETY, LatticeLaw
 from shuffledp.bounds.blanket.cells import lattice_law
+from shuffledp.caching import lru_get, lru_put, register_mapping
 
 sfft = lazy_module("scipy.fft")
 stats = lazy_module("scipy.stats")
@@ -134,16 +135,14 @@ def _level(g: NDArray, c: NDArray, p: float) -> int:
 
 def _levels(gh, ch, gl, cl) -> list[tuple[int, int, float]]:
     key = (gh.tobytes(), ch.tobytes(), gl.tobytes(), cl.tobytes())
-    got = _LEVEL_CACHE.get(key)
+    got = lru_get(_LEVEL_CACHE, key)
     if got is None:
-        got = _levels_uncached(gh, ch, gl, cl)
-        if len(_LEVEL_CACHE) > 256:
-            _LEVEL_CACHE.clear()
-        _LEVEL_CACHE[key] = got
+        got = lru_put(_LEVEL_CACHE, key, _levels_uncached(gh, ch, gl, cl), 256)
     return got
 
 
-_LEVEL_CACHE: dict = {}
+_LEVEL_CACHE: OrderedDict[tuple, list] = OrderedDict()
+register_mapping("two_region.levels", _LEVEL_CACHE)
 
 
 def _levels_uncached(gh, ch, gl, cl) -> list[tuple[int, int, float]]:
@@ -176,12 +175,18 @@ def _pb_pmf(g: NDArray, c: NDArray) -> NDArray:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
 def _half_binomial(c: int) -> NDArray:
-    """The pmf of Bin(c, 1/2), rounded up (relative 1e-12)."""
-    out = stats.binom.pmf(np.arange(c + 1), c, 0.5) * (1.0 + 1e-12)
-    out.setflags(write=False)
-    return out
+    """The pmf of Bin(c, 1/2), rounded up (relative 1e-12); cached."""
+    got = lru_get(_HALF_BINOMIAL, c)
+    if got is None:
+        got = stats.binom.pmf(np.arange(c + 1), c, 0.5) * (1.0 + 1e-12)
+        got.setflags(write=False)
+        lru_put(_HALF_BINOMIAL, c, got, 4096)
+    return got
+
+
+_HALF_BINOMIAL: OrderedDict[int, NDArray] = OrderedDict()
+register_mapping("two_region.half_binomial", _HALF_BINOMIAL)
 
 
 def _halfwidth(var: float, span: float, eta: float) -> float:
@@ -239,7 +244,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     width = min(int(math.ceil(2.0 * hw_max / d)) + 4, c1_max * (k_hi - k_lo) + 3)
     n_fft = 1 << max(int(math.ceil(math.log2(width))), 4)
     if n_fft > MAX_FFT_2R or n_fft * (hi2 - lo2 + 2) > MAX_WORK_2R:
-        return 1.0
+        return d_chernoff(law, tail_hi, tail_lo, q, h, l_)  # too costly: the looser bound
     a0 = np.zeros(n_fft)
     a0[(law.offset + np.arange(p.size)) % n_fft] = p
     phi = sfft.rfft(a0)
