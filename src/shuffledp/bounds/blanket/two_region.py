@@ -27,7 +27,7 @@ pmf raised by the round-off estimate (never lowered: only upper bounds are neede
 binomial weight, the lattice law's total variation and Wasserstein errors (as 15.3 (N7)).
 The FFT round-off is an estimate with a safety factor, as in 15.3 (N6).  :func:`d_chernoff`
 is a cheaper, looser bound of each ``D`` (used to skip cases that cannot raise the maximum).
-The cost grows like the number of users; above ``MAX_WORK_2R`` the value is not computed.
+The FFT's cost grows like the number of users; beyond ``MAX_WORK_2R`` :func:`d_chernoff` is used.
 
 Code names -> symbols: ``q`` = q, ``tail_hi``/``tail_lo`` = the two atoms of l_2, ``h``/``l``
 = the numbers of high and low blanket reports, ``c1``/``c2`` = the reports in the centre and in
@@ -69,7 +69,7 @@ MAX_FFT_2R = 1 << 17
 #: Rows (values of c2) per batch of inverse FFTs.
 CHUNK = 32
 #: Largest FFT points times values of c2 of one D(h, l) (about 0.1 s per 4e6 on one core);
-#: beyond, the two-region value is not computed (1.0): its cost grows like the number of users.
+#: beyond, each D is bounded by :func:`d_chernoff` (its cost grows like the number of users).
 MAX_WORK_2R = 1 << 22
 #: Lattice steps per standard deviation of the centre variable.
 SD_STEPS_2R = 6
@@ -208,11 +208,31 @@ def centre_law(cells, sd_steps: int = SD_STEPS_2R) -> LatticeLaw:
     return lattice_law(cells, max(sd / sd_steps, width / (1 << 13), 1e-12))
 
 
+def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
+    """The pmf of Bin(l, q) (rounded up by 1e-12) on the full range 0..l, zero outside
+    ``[lo2, hi2]``, the indices where it is at least ``BETA_SKIP``, and the mass outside them
+    (computed from scipy's tails): only a window of about 13 standard deviations around the
+    mean is evaluated (every index with pmf >= BETA_SKIP lies in it)."""
+    sd = math.sqrt(max(l_ * q * (1.0 - q), 0.0))
+    a = max(0, int(math.floor(l_ * q - 13.0 * sd)) - 10)
+    b = min(l_, int(math.ceil(l_ * q + 13.0 * sd)) + 10)
+    beta = np.zeros(l_ + 1)
+    beta[a:b + 1] = stats.binom.pmf(np.arange(a, b + 1), l_, q) * (1.0 + 1e-12)
+    big = np.flatnonzero(beta >= BETA_SKIP)
+    lo2, hi2 = (int(big[0]), int(big[-1])) if big.size else (0, l_)
+    out_mass = (float(stats.binom.cdf(lo2 - 1, l_, q)) if lo2 > 0 else 0.0) + (
+        float(stats.binom.sf(hi2, l_, q)) if hi2 < l_ else 0.0)
+    beta[:lo2] = 0.0
+    beta[hi2 + 1:] = 0.0
+    return beta, lo2, hi2, out_mass
+
+
 def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int
             ) -> float:
     """An upper bound on ``D(h, l)`` (module docstring) for the centre's lattice law ``law``
-    (dominating l_1 in the increasing convex order), the tail atoms and ``q``; 1.0 when the
-    FFT would exceed ``MAX_FFT_2R`` points."""
+    (dominating l_1 in the increasing convex order), the tail atoms and ``q``; the looser
+    :func:`d_chernoff` when the FFTs would exceed ``MAX_FFT_2R`` points or ``MAX_WORK_2R``
+    points in all."""
     h, l_ = int(h), int(l_)
     x = law.values
     p = law.pmf
@@ -224,17 +244,15 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     mu = law.mean
     var = float(np.dot(p, (x - mu) ** 2))
     span = float(x[-1] - x[0])
+    # the work (FFT points times values of c2), estimated before any of it: well beyond the
+    # cap, the looser Chernoff bound of every term
+    sd2 = math.sqrt(max(l_ * q * (1.0 - q), 0.0))
+    hw0 = _halfwidth(n_tot * var, span, WINDOW_TAIL)
+    if (2.0 * hw0 / d) * (2.0 * 9.5 * sd2 + 2.0) > 2.0 * MAX_WORK_2R:
+        return d_chernoff(law, tail_hi, tail_lo, q, h, l_)
     # the binomial weights beta(c2') of the low reports in the tails, on a range; the rest
     # is charged: each term is at most beta(c2) x_+ + beta(c2 - 1) tail_+
-    ks = np.arange(l_ + 1)
-    beta = stats.binom.pmf(ks, l_, q) * (1.0 + 1e-12)
-    big = np.flatnonzero(beta >= BETA_SKIP)
-    lo2, hi2 = (int(big[0]), int(big[-1])) if big.size else (0, l_)
-    out_mass = 0.0
-    if lo2 > 0:
-        out_mass += float(stats.binom.cdf(lo2 - 1, l_, q))
-    if hi2 < l_:
-        out_mass += float(stats.binom.sf(hi2, l_, q))
+    beta, lo2, hi2, out_mass = _beta(l_, q)
     charge = 2.0 * out_mass * (1.0 + 1e-9) * (x_pos + t_pos)
     # the lattice law's own error (15.3 (N7)): total variation per summand, Wasserstein moves
     charge += law.tv_error * n_tot * (x_pos + t_pos) + law.w1_error
@@ -348,11 +366,7 @@ def d_chernoff(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int
     x, p = law.values, law.pmf
     x_pos, t_pos = max(float(x[-1]), 0.0), max(tail_hi, 0.0)
     n_tot = h + l_ + 1
-    beta = stats.binom.pmf(np.arange(l_ + 1), l_, q) * (1.0 + 1e-12)
-    big = np.flatnonzero(beta >= BETA_SKIP)
-    lo2, hi2 = (int(big[0]), int(big[-1])) if big.size else (0, l_)
-    out_mass = (float(stats.binom.cdf(lo2 - 1, l_, q)) if lo2 > 0 else 0.0) + (
-        float(stats.binom.sf(hi2, l_, q)) if hi2 < l_ else 0.0)
+    beta, lo2, hi2, out_mass = _beta(l_, q)
     charge = (2.0 * out_mass * (1.0 + 1e-9) * (x_pos + t_pos)
               + law.tv_error * n_tot * (x_pos + t_pos) + law.w1_error)
     c2 = np.arange(lo2, hi2 + 2)
@@ -363,7 +377,7 @@ def d_chernoff(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int
     bb = np.where(c2 >= 1, b2 / np.maximum(c2, 1), 0.0)
     scale = np.maximum(a * max(float(np.abs(x).max()), 1e-300),
                        bb * max(abs(tail_hi), abs(tail_lo), 1e-300))
-    thetas = np.geomspace(1e-3, 1e3, 61)[None, :] / np.maximum(scale, 1e-300)[:, None]
+    thetas = np.geomspace(1e-3, 1e3, 31)[None, :] / np.maximum(scale, 1e-300)[:, None]
     u1 = thetas * a[:, None]
     u2 = thetas * bb[:, None]
     with np.errstate(over="ignore", divide="ignore"):
