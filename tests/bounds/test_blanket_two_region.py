@@ -214,6 +214,7 @@ def two_region_alone(monkeypatch):
     """The blanket bound with the two-region choice only (and no gate on the pools)."""
     monkeypatch.setattr(Laplace, "blanket_cases", lambda self, *a: [])
     monkeypatch.setattr(bd, "TWO_REGION_MIN_HIGH", 0.0)
+    monkeypatch.setattr(bd, "TWO_REGION_MIN_USERS", 0)
     clear_caches()
     yield
     clear_caches()

@@ -60,8 +60,10 @@ EXACT_CHOICES = 2
 #: lowest ``Family.blanket_ratio_share`` of the users (``_ratio_cuts``).
 GROUP_RATIO = 1.05
 #: The two-region choice is evaluated only when its high users' expected blanket reports are
-#: at least this share of the low users' (it only costs time otherwise).
+#: at least this share of the low users', for at least this many users, and when its additive
+#: charge is below the best value so far (it only costs time otherwise).
 TWO_REGION_MIN_HIGH = 0.25
+TWO_REGION_MIN_USERS = 20
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
 #: Families computed per budget tier accept at most this many tiers (``"tiers_then_ranges"``:
@@ -251,7 +253,8 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         best = min(best, value)
         if best <= need:
             break
-    if two and best > need:
+    if (two and best > need and two[0].charge < min(best, 1.0)
+            and float(classes.counts.sum()) >= TWO_REGION_MIN_USERS):
         best = min(best, _two_region_choice(two, classes, a, b, min(best, 1.0)))
     return float(min(1.0, d_v + (1.0 - d_v) * min(best, 1.0)))
 
