@@ -254,13 +254,27 @@ def test_two_region_alone_is_not_below_the_certified_lower_bound(case, two_regio
         assert up < 0.5, (list(levels), n, eps, up)  # informative
 
 
-def test_few_low_budgets_among_many_high(monkeypatch):
-    """30 users at 0.5 among 970 at 1.5: the two-region choice lowers the low victims' group
-    bound (their single blanket gets no mass from the users above them), and the bound stays
-    above both certified lower bounds."""
-    prof = BudgetProfile.from_arrays(np.concatenate([np.full(30, 0.5), np.full(970, 1.5)]))
+def _few_low_among_high():
+    return BudgetProfile.from_arrays(np.concatenate([np.full(30, 0.5), np.full(970, 1.5)]))
+
+
+def _continuous():
+    return BudgetProfile.from_arrays(np.random.default_rng([SEED, 7]).uniform(0.5, 2.0, 600))
+
+
+@pytest.mark.parametrize(("make", "grid", "gain"), [
+    (_few_low_among_high, (0.05, 0.1, 0.2), 0.95),
+    (_continuous, (0.15, 0.3), 0.5),
+], ids=["30 at 0.5 among 970 at 1.5", "600 in U[0.5, 2]"])
+def test_the_low_group_falls_and_stays_above_the_lower_bounds(make, grid, gain, monkeypatch):
+    """A few low budgets among many high ones (the low victims' single blanket gets no mass
+    from the users above them), and budgets uniform on [0.5, 2] (no user at the group's
+    smallest budget but the victim: the users up to ``LOW_RATIO`` times it cover the truncated
+    blanket): the two-region choice lowers the lowest group's bound below ``gain`` times the
+    single blanket's, and the whole bound stays above both certified lower bounds."""
+    prof = make()
     blanket = get_bound("blanket")
-    for eps in (0.05, 0.1, 0.2):
+    for eps in grid:
         clear_caches()
         both = blanket.delta(profile=prof, eps=eps, mechanism="laplace")
         lows = [get_bound(m).delta(profile=prof, eps=eps, mechanism="laplace")
@@ -272,30 +286,7 @@ def test_few_low_budgets_among_many_high(monkeypatch):
             clear_caches()
             single = bd.blanket_group_delta(profile=prof, eps=eps, mechanism="laplace",
                                             group=0)
-        assert low_group < 0.95 * single, (eps, low_group, single)
-
-
-def test_continuous_budgets_low_end(monkeypatch):
-    """Budgets uniform on [0.5, 2] (no user at the group's smallest budget but the victim):
-    the users up to ``LOW_RATIO`` times it cover the truncated blanket, the low group's bound
-    falls well below the single blanket's, and the whole bound stays above both certified
-    lower bounds."""
-    rng = np.random.default_rng([SEED, 7])
-    prof = BudgetProfile.from_arrays(rng.uniform(0.5, 2.0, 600))
-    blanket = get_bound("blanket")
-    for eps in (0.15, 0.3):
-        clear_caches()
-        both = blanket.delta(profile=prof, eps=eps, mechanism="laplace")
-        lows = [get_bound(m).delta(profile=prof, eps=eps, mechanism="laplace")
-                for m in ("window_lower", "tier_sum_lower")]
-        assert both >= max(lows) - 1e-12, (eps, both, lows)
-        low_group = bd.blanket_group_delta(profile=prof, eps=eps, mechanism="laplace", group=0)
-        with monkeypatch.context() as m:
-            m.setattr(Laplace, "blanket_two_region_cases", lambda self, *a: [])
-            clear_caches()
-            single = bd.blanket_group_delta(profile=prof, eps=eps, mechanism="laplace",
-                                            group=0)
-        assert low_group < 0.5 * single, (eps, low_group, single)
+        assert low_group < gain * single, (eps, low_group, single)
 
 
 def test_two_region_case_shape():
