@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp.families.blanket import Cells, TwoRegionCase
+from shuffledp.families.laplace_blanket import _side_mass
 
 __all__ = ["centre_cells", "two_region_masses", "two_region_cases", "T_SCALE",
            "CENTRE_PIECES"]
@@ -63,14 +64,6 @@ LOW_ENOUGH = 0.25
 CENTRE_PIECES = 1 << 11
 #: Steps of the grid of half-widths (as ``SAME_SIGN_STEPS``).
 HALF_WIDTH_STEPS = 4
-
-
-def _lap_mass(lo: NDArray, hi: NDArray, m: float, b: float) -> NDArray:
-    """Pr[Lap(m, b) in [lo, hi]] for intervals on one side of m."""
-    width = hi - lo
-    left = 0.5 * np.exp((hi - m) / b) * -np.expm1(-width / b)
-    right = 0.5 * np.exp(-(lo - m) / b) * -np.expm1(-width / b)
-    return np.where(hi <= m, left, right)
 
 
 def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_PIECES
@@ -98,9 +91,9 @@ def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_
     side = 0.5 * (math.exp(-s / b) - q) / keep  # nu_1([s, T]) = nu_1([-T, -s])
     edges = np.concatenate([np.linspace(-s, 0.0, pieces + 1)[:-1], np.linspace(0.0, s, pieces + 1)])
     lo_w, hi_w = edges[:-1], edges[1:]
-    om = _lap_mass(lo_w, hi_w, 0.0, b)
-    p0 = _lap_mass(lo_w, hi_w, s, b)
-    p1 = _lap_mass(lo_w, hi_w, -s, b)
+    om = _side_mass(lo_w, hi_w, 0.0, b)
+    p0 = _side_mass(lo_w, hi_w, s, b)
+    p1 = _side_mass(lo_w, hi_w, -s, b)
 
     def ell(w: NDArray) -> NDArray:
         psi0 = np.exp((np.abs(w) - np.abs(w - s)) / b)

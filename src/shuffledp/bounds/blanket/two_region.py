@@ -43,7 +43,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.bounds.blanket.amplification import FFT_SAFETY, LatticeLaw
+from shuffledp.bounds.blanket.amplification import (
+    FFT_SAFETY,
+    LatticeLaw,
+    _bernstein,
+    _halfwidth,
+)
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.caching import lru_get, lru_put, register_mapping
 
@@ -189,17 +194,6 @@ _HALF_BINOMIAL: OrderedDict[int, NDArray] = OrderedDict()
 register_mapping("two_region.half_binomial", _HALF_BINOMIAL)
 
 
-def _halfwidth(var: float, span: float, eta: float) -> float:
-    a = math.log(1.0 / eta)
-    return span * a / 3.0 + math.sqrt((span * a / 3.0) ** 2 + 2.0 * var * a)
-
-
-def _bernstein(t: float, var: float, span: float) -> float:
-    if t <= 0:
-        return 1.0
-    return math.exp(-t * t / (2.0 * (var + span * t / 3.0)))
-
-
 def centre_law(cells, sd_steps: int = SD_STEPS_2R) -> LatticeLaw:
     """The lattice law of the centre cells (``sd_steps`` lattice steps per standard deviation)."""
     mean, var = cells.moments()
@@ -225,6 +219,13 @@ def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
     beta[:lo2] = 0.0
     beta[hi2 + 1:] = 0.0
     return beta, lo2, hi2, out_mass
+
+
+def _charge(law: LatticeLaw, out_mass: float, top: float, n_tot: int) -> float:
+    """The skipped binomial terms (each at most beta(c2) x_+ + beta(c2 - 1) tail_+, ``top`` =
+    x_+ + tail_+) and the lattice law's own error (15.3 (N7): total variation per summand,
+    Wasserstein moves)."""
+    return 2.0 * out_mass * (1.0 + 1e-9) * top + law.tv_error * n_tot * top + law.w1_error
 
 
 def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int
@@ -253,9 +254,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     # the binomial weights beta(c2') of the low reports in the tails, on a range; the rest
     # is charged: each term is at most beta(c2) x_+ + beta(c2 - 1) tail_+
     beta, lo2, hi2, out_mass = _beta(l_, q)
-    charge = 2.0 * out_mass * (1.0 + 1e-9) * (x_pos + t_pos)
-    # the lattice law's own error (15.3 (N7)): total variation per summand, Wasserstein moves
-    charge += law.tv_error * n_tot * (x_pos + t_pos) + law.w1_error
+    charge = _charge(law, out_mass, x_pos + t_pos, n_tot)
     c1_max = n_tot - lo2
     hw_max = _halfwidth(c1_max * var, span, WINDOW_TAIL)
     k_lo, k_hi = law.offset, law.offset + p.size - 1  # S_1 / d lies in [c1 k_lo, c1 k_hi]
@@ -367,8 +366,7 @@ def d_chernoff(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int
     x_pos, t_pos = max(float(x[-1]), 0.0), max(tail_hi, 0.0)
     n_tot = h + l_ + 1
     beta, lo2, hi2, out_mass = _beta(l_, q)
-    charge = (2.0 * out_mass * (1.0 + 1e-9) * (x_pos + t_pos)
-              + law.tv_error * n_tot * (x_pos + t_pos) + law.w1_error)
+    charge = _charge(law, out_mass, x_pos + t_pos, n_tot)
     c2 = np.arange(lo2, hi2 + 2)
     c1 = n_tot - c2
     b1 = np.where(c2 <= l_, beta[np.minimum(c2, l_)], 0.0)
