@@ -36,6 +36,9 @@ from shuffledp import BudgetProfile, ParameterRegimeError, clear_caches, get_bou
 from shuffledp.bounds.blanket import BLANKET_FAMILIES, blanket_delta
 from shuffledp.bounds.blanket.amplification import (
     LatticeLaw,
+    _best_theta,
+    _log_mgf_r,
+    _log_pos_moment,
     amplification_bound,
     chernoff_bound,
 )
@@ -82,6 +85,33 @@ def _random_law(rng: np.random.Generator, size: int, shift: int) -> LatticeLaw:
 
 
 # ----------------------------------------------------------------------------- A itself
+def test_best_theta_is_near_the_minimum_of_the_chernoff_exponent():
+    """The grid search of the tilt: its exponent is what it says (recomputed at its theta)
+    and within 1e-5 (relative to the exponent's size) of scipy's bounded minimization."""
+    from scipy import optimize
+
+    rng = np.random.default_rng([20241205, 77])
+    for _ in range(40):
+        size = int(rng.integers(3, 60))
+        law = _random_law(rng, size, int(rng.integers(-size, 0)))
+        k = int(rng.integers(1, 30))
+        g, c = rng.uniform(0.001, 0.6, k), rng.integers(1, 10 ** int(rng.integers(1, 5)), k)
+        c = c.astype(float)
+
+        def expo(t, law=law, g=g, c=c):
+            return _log_mgf_r(law, g, c, t) + _log_pos_moment(law, t)
+
+        theta, value = _best_theta(law, g, c)
+        if not math.isfinite(value):  # no positive value: the exponent is -inf everywhere
+            assert law.values[-1] <= 0
+            continue
+        assert value == pytest.approx(expo(theta), rel=1e-12, abs=1e-9)
+        top = min(1.0 / law.step, 700.0 / float(np.max(np.abs(law.values))))
+        best = optimize.minimize_scalar(expo, bounds=(0.0, top), method="bounded",
+                                        options={"xatol": 1e-12 * top})
+        assert value <= best.fun + 1e-5 * max(1.0, abs(best.fun)), (value, best.fun)
+
+
 @pytest.mark.parametrize("case", range(40))
 def test_amplification_bound_is_above_and_near_the_exact_sum(case):
     rng = np.random.default_rng([SEED, case])

@@ -6,7 +6,10 @@ Checked here, each against a computation independent of the code under test:
   the multisets of reports on random discrete instances;
 * :func:`d_upper` against the exact D of discrete centre laws (enumerated sums): never below,
   and within 1e-9;
-* the Chernoff bound of the strata against the exact binomial lower tail;
+* :func:`d_upper` and :func:`d_chernoff` at counts of tens against D by exact convolutions:
+  never below it, d_upper never above d_chernoff, and within ``FFT_REST`` of it;
+* the Chernoff bound of the strata against the exact binomial lower tail, and near the
+  minimum over every theta; the strata's probabilities against the exact joint tails;
 * the masses of :func:`two_region_masses` against the brute-force infimum over outputs,
   inputs, translations and victims of the group (the low users' against the blanket truncated
   to ``K_FAR`` scales, those up to ``LOW_RATIO`` times the group's smallest budget included);
@@ -33,7 +36,15 @@ from shuffledp import BudgetProfile
 from shuffledp.bounds import get_bound
 from shuffledp.bounds.blanket import bound as bd
 from shuffledp.bounds.blanket.amplification import LatticeLaw
-from shuffledp.bounds.blanket.two_region import d_upper, pb_lower_tail, two_region_value
+from shuffledp.bounds.blanket.two_region import (
+    LEVEL_GRID,
+    _levels_uncached,
+    _log_pgf,
+    d_chernoff,
+    d_upper,
+    pb_lower_tail,
+    two_region_value,
+)
 from shuffledp.caching import clear_caches
 from shuffledp.families.blanket import TwoRegionCase, atoms
 from shuffledp.families.laplace import Laplace
@@ -99,21 +110,120 @@ def test_identity_against_multiset_enumeration():
     assert worst < 1e-12, worst
 
 
-@pytest.mark.parametrize("case", range(6))
-def test_d_upper_is_above_and_near_the_exact_sum(case):
-    """Discrete centre laws on the lattice (exact lattice law): d_upper >= the enumerated
-    D(h, l) and within 1e-9 of it (relative and absolute: the code rounds up by 1e-9)."""
-    rng = np.random.default_rng([SEED, case])
+def _discrete_instance(rng: np.random.Generator):
+    """A centre law of three integer values (and its exact lattice law), q and two tail atoms."""
     vals = np.sort(rng.choice(np.arange(-6, 4), size=3, replace=False)).astype(float)
     mass = rng.dirichlet([1, 1, 1])
     q = float(rng.uniform(0.05, 0.5))
     hi, lo = float(rng.uniform(0.0, 1.0)), float(rng.uniform(-3.0, -0.5))
     law = LatticeLaw(offset=int(vals[0]), pmf=np.bincount((vals - vals[0]).astype(int),
                                                           weights=mass), step=1.0)
+    return vals, mass, q, hi, lo, law
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_d_upper_is_above_and_near_the_exact_sum(case):
+    """Discrete centre laws on the lattice (exact lattice law): d_upper >= the enumerated
+    D(h, l) and within 1e-9 of it (relative and absolute: the code rounds up by 1e-9)."""
+    rng = np.random.default_rng([SEED, case])
+    vals, mass, q, hi, lo, law = _discrete_instance(rng)
     for h, l_ in ((0, 0), (1, 2), (3, 1), (2, 4)):
         exact = _identity(vals, mass, [hi, lo], [0.5, 0.5], q, h, l_)
         got = d_upper(law, hi, lo, q, h, l_)
         assert exact - 1e-12 <= got <= exact * (1 + 2e-9) + 1e-9, (case, h, l_, got, exact)
+
+
+def _d_convolved(vals, mass, hi: float, lo: float, q: float, h: int, l_: int) -> float:
+    """D(h, l) for integer centre values: S_1's law by repeated convolution, S_2's binomial
+    law, the positive part summed over both (no enumeration of sequences)."""
+    base = np.bincount((vals - vals[0]).astype(int), weights=mass)
+    n = h + l_ + 1
+    laws = [np.ones(1)]
+    for _ in range(n):
+        laws.append(np.convolve(laws[-1], base))
+    total = 0.0
+    for c2 in range(n + 1):
+        c1 = n - c2
+        w1 = stats.binom.pmf(c2, l_, q) / c1 if c1 > 0 else 0.0
+        w2 = stats.binom.pmf(c2 - 1, l_, q) / c2 if c2 > 0 else 0.0
+        if w1 == 0.0 and w2 == 0.0:
+            continue
+        x1 = c1 * vals[0] + np.arange(laws[c1].size)
+        k = np.arange(c2 + 1)
+        x2, p2 = k * hi + (c2 - k) * lo, stats.binom.pmf(k, c2, 0.5)
+        total += float(np.sum(laws[c1][:, None] * p2[None, :]
+                              * np.maximum(w1 * x1[:, None] + w2 * x2[None, :], 0.0)))
+    return total
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_d_bounds_at_larger_counts(case):
+    """At tens of reports (where d_upper spends its FFT on the heavy terms only and keeps
+    Chernoff's bound for the rest): exact <= d_upper <= d_chernoff, and d_upper within
+    FFT_REST of the Chernoff sum above the exact D; the convolved D agrees with the
+    enumerated identity at small counts."""
+    from shuffledp.bounds.blanket.two_region import FFT_REST
+
+    rng = np.random.default_rng([SEED, 70 + case])
+    vals, mass, q, hi, lo, law = _discrete_instance(rng)
+    small = _d_convolved(vals, mass, hi, lo, q, 2, 3)
+    assert small == pytest.approx(_identity(vals, mass, [hi, lo], [0.5, 0.5], q, 2, 3),
+                                  rel=1e-12, abs=1e-15)
+    for h, l_ in ((20, 15), (60, 40), (5, 80), (90, 3)):
+        exact = _d_convolved(vals, mass, hi, lo, q, h, l_)
+        up, ch = d_upper(law, hi, lo, q, h, l_), d_chernoff(law, hi, lo, q, h, l_)
+        assert exact * (1 - 1e-9) - 1e-14 <= up <= ch * (1 + 1e-12), (case, h, l_, exact, up, ch)
+        assert exact * (1 - 1e-9) - 1e-14 <= ch, (case, h, l_, exact, ch)
+        assert up <= exact * (1 + 2e-9) + FFT_REST * ch + 1e-9, (case, h, l_, exact, up, ch)
+
+
+def test_strata_probabilities_bound_the_exact_joint_tails():
+    """Every stratum (h_k, l_k, e_k): e_k <= Pr[N_H >= h_k] Pr[N_L >= l_k] (exact pmfs by
+    convolution), levels non-decreasing, e_k non-increasing."""
+    rng = np.random.default_rng([SEED, 90])
+
+    def pmf(g, c):
+        out = np.ones(1)
+        for gj, cj in zip(g, c, strict=True):
+            out = np.convolve(out, stats.binom.pmf(np.arange(cj + 1), cj, gj))
+        return out
+
+    for _ in range(15):
+        gh, gl = rng.uniform(0.01, 0.9, rng.integers(1, 4)), rng.uniform(0.01, 0.9,
+                                                                       rng.integers(1, 4))
+        ch, cl = (rng.integers(1, 300, g.size).astype(float) for g in (gh, gl))
+        sh, sl = np.cumsum(pmf(gh, ch)[::-1])[::-1], np.cumsum(pmf(gl, cl)[::-1])[::-1]
+        levels = _levels_uncached(gh, ch, gl, cl)
+        assert levels
+        for (h0, l0, e0), (h1, l1, e1) in zip(levels[:-1], levels[1:], strict=True):
+            assert h0 <= h1 and l0 <= l1 and e0 >= e1
+        for h, l_, e in levels:
+            assert e <= sh[h] * sl[l_] * (1 + 1e-12), (h, l_, e, sh[h] * sl[l_])
+
+
+def test_chernoff_lower_tail_is_near_its_minimum_over_theta():
+    """The grid's Chernoff bound is near the bound at the best theta in [0, 64] (scipy's
+    bounded scalar minimization of the same exponent): its log within 0.01 + 1e-4 of the
+    exponent's size (1.5% at the strata's probabilities, 1e-15 and above)."""
+    from scipy import optimize
+
+    rng = np.random.default_rng([SEED, 91])
+    for _ in range(20):
+        g = rng.uniform(0.02, 0.9, rng.integers(1, 4))
+        c = rng.integers(5, 5000, g.size).astype(float)
+        mean = float(np.dot(g, c))
+        for frac in (0.2, 0.6, 0.95):
+            a = max(int(frac * mean), 1)
+
+            def expo(th, a=a, g=g, c=c):
+                return th * (a - 1) + float(np.dot(c, np.log1p(g * math.expm1(-th))))
+
+            best = optimize.minimize_scalar(expo, bounds=(0.0, float(LEVEL_GRID[-1])),
+                                            method="bounded", options={"xatol": 1e-10})
+            got = pb_lower_tail(g, c, a)  # 0: below the smallest float, at most anything
+            assert got == 0.0 or math.log(got) <= min(best.fun, 0.0) + 0.01 + 1e-4 * abs(
+                best.fun), (got, best.fun)
+    assert _log_pgf(np.array([0.5]), np.array([2.0])).shape == LEVEL_GRID.shape
 
 
 def test_chernoff_lower_tail_dominates_the_exact_tail():

@@ -28,6 +28,7 @@ log Z, ``b_v`` = the victim's scale in canonical units (b_hi).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -118,7 +119,7 @@ class BlanketShape:
         """0 and the knots: where each slope starts."""
         return (0.0, *self.knots)
 
-    @property
+    @functools.cached_property
     def log_z(self) -> float:
         """log of ``Z = 2 int_0^inf e^{-Lambda(u)} du``."""
         ends = (*self.knots, math.inf)
@@ -201,11 +202,14 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
     cuts = {x1 - reach, x1, 0.0, x0, x0 + reach}
     cuts |= {k for k in shape.knots if k < x0 + reach} | {-k for k in shape.knots
                                                           if -k > x1 - reach}
-    pts = sorted(cuts)
-    edges = [np.linspace(a, b, pieces + 1) for a, b in zip(pts[:-1], pts[1:], strict=True)
-             if b > a]
-    lo_w = np.concatenate([[-np.inf]] + [ed[:-1] for ed in edges] + [[pts[-1]]])
-    hi_w = np.concatenate([[pts[0]]] + [ed[1:] for ed in edges] + [[np.inf]])
+    pts = np.array(sorted(cuts))
+    a_, b_ = pts[:-1], pts[1:]
+    a_, b_ = a_[b_ > a_], b_[b_ > a_]
+    # every piece cut as np.linspace(a, b, pieces + 1) cuts it, all at once
+    edges = np.arange(pieces + 1)[None, :] * ((b_ - a_) / pieces)[:, None] + a_[:, None]
+    edges[:, -1] = b_
+    lo_w = np.concatenate([[-np.inf], edges[:, :-1].ravel(), [pts[-1]]])
+    hi_w = np.concatenate([[pts[0]], edges[:, 1:].ravel(), [np.inf]])
 
     def ell(w: NDArray) -> NDArray:
         lam = shape.lam(np.abs(w))
@@ -217,7 +221,7 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
     p0 = _side_mass(lo_w, hi_w, x0, b_v)
     p1 = _side_mass(lo_w, hi_w, x1, b_v)
     with np.errstate(invalid="ignore", over="ignore"):
-        a_val, b_val = ell(lo_w), ell(hi_w)
+        a_val, b_val = np.split(ell(np.concatenate([lo_w, hi_w])), 2)
     flat = shape.tail * b_v >= 1.0 - 1e-12  # l constant in the tails
     if flat:
         a_val[0], b_val[-1] = b_val[0], a_val[-1]

@@ -153,34 +153,50 @@ def _log_pos_moment(law: LatticeLaw, theta: float) -> float:
     return _lse(np.log(law.pmf[pos]) + np.log(x[pos]) + theta * x[pos])
 
 
-def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[float, float]:
-    """(theta, log of the Chernoff bound) minimizing log M_R(theta) + log E[X_+ e^{theta X}]
-    over theta in [0, theta_max] (a convex function: golden-section search)."""
-    def f(t: float) -> float:
-        return _log_mgf_r(law, gammas, counts, t) + _log_pos_moment(law, t)
+#: The first pass of :func:`_best_theta`: these fractions of its largest theta.
+THETA_GRID = np.concatenate([[0.0], np.geomspace(1e-9, 1.0, 64)])
 
-    x_abs = float(np.max(np.abs(law.values)))
-    hi = 1.0 / max(law.step, 1e-300)
-    # bracket: the derivative turns positive somewhere below theta = 700 / max|x|
-    hi = min(hi, 700.0 / max(x_abs, 1e-300))
-    lo = 0.0
-    f_lo = f(lo)
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    a, b = lo, hi
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(100):
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = f(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = f(d)
-        if b - a <= 1e-4 * (hi - lo):  # any theta is valid: the minimum is only a target
-            break
-    best = min((f_lo, 0.0), (fc, c), (fd, d))
+
+def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[float, float]:
+    """(theta, log of the Chernoff bound) nearly minimizing ``log M_R(theta) + log E[X_+
+    e^{theta X}]`` over theta in [0, theta_max]: the best of a log-spaced grid, then three
+    times of a linear grid between the best point's neighbours (a convex function; any theta
+    gives a bound, the minimum is only a target).  Per theta, as :func:`_log_mgf_r` and
+    :func:`_log_pos_moment` (all thetas at once; ``theta max|x| <= 700``)."""
+    x = law.values
+    x_abs = float(np.max(np.abs(x)))
+    hi = min(1.0 / max(law.step, 1e-300), 700.0 / max(x_abs, 1e-300))
+    gammas = np.asarray(gammas, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        log_p = np.log(law.pmf)
+    pos = (x > 0) & (law.pmf > 0)
+    log_x = np.log(x[pos])
+
+    def lse(z: NDArray) -> NDArray:
+        zmax = z.max(axis=1)
+        return zmax + np.log(np.exp(z - zmax[:, None]).sum(axis=1))
+
+    def f(th: NDArray) -> NDArray:
+        z = log_p[None, :] + th[:, None] * x[None, :]
+        lm = lse(z)  # log M_X(theta)
+        em1 = np.expm1(np.minimum(lm, 700.0))
+        out = counts @ np.log1p(gammas[:, None] * em1[None, :])
+        for i in np.flatnonzero(lm >= 700.0):  # (M_X - 1 would overflow)
+            out[i] = _log_mgf_r(law, gammas, counts, float(th[i]))
+        if not pos.any():
+            return np.full(th.size, -math.inf)
+        return out + lse(z[:, pos] + log_x[None, :])
+
+    th = hi * THETA_GRID
+    vals = f(th)
+    k = int(np.argmin(vals))
+    best = (float(vals[k]), float(th[k]))
+    for _ in range(3):  # each pass: 33 points between the neighbours of the best so far
+        th = np.linspace(th[max(k - 1, 0)], th[min(k + 1, th.size - 1)], 33)
+        vals = f(th)
+        k = int(np.argmin(vals))
+        best = min(best, (float(vals[k]), float(th[k])))
     return best[1], best[0]
 
 
@@ -277,37 +293,40 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
                                                   sup_lo)) - 1
     hi_idx = max(-law.offset, min(math.ceil((mean_r + half) / d), sup_hi)) + 1
     width = hi_idx - lo_idx + 1
-    n_fft = 1 << max(int(math.ceil(math.log2(width))), 4)
+    n_fft = int(sfft.next_fast_len(max(width, 16), real=True))  # 2^a 3^b 5^c
     if n_fft > MAX_FFT:
         return None
     # tilted mass beyond the window: none beyond R's support, Bernstein's bound elsewhere
     eta_hi = 0.0 if hi_idx > sup_hi else _bernstein(hi_idx * d - mean_r, var_r, span)
     eta_lo = 0.0 if lo_idx < sup_lo else _bernstein(mean_r - lo_idx * d, var_r, span)
-    # FFT of the tilted X on the circle, the users' factors, back
+    # FFT of the tilted X on the circle, the users' factors, back (half spectra: the law is
+    # real, the other half holds the conjugates, so sums over the whole spectrum are at
+    # most twice those over the half)
     a = np.zeros(n_fft)
     a[(law.offset + np.arange(p.size)) % n_fft] = q
-    phi_q = sfft.fft(a)
+    phi_q = sfft.rfft(a)
     # frequencies where |phi_R| cannot matter are not computed: |1 - w + w phi| <=
     # 1 - w (1 - |phi|) gives |phi_R| <= exp(-(1 - |phi_q|) sum_k n_k w_k); the skipped
     # terms cost at most their sum / N per entry of the inverse transform
     s_w = float(np.dot(counts, w1))
     bound_mod = np.exp(-np.maximum(1.0 - np.abs(phi_q), 0.0) * s_w)
     kept = np.flatnonzero(bound_mod > SKIP_BELOW)
-    skipped = (float(bound_mod.sum()) - float(bound_mod[kept].sum())) / n_fft
+    skipped = 2.0 * (float(bound_mod.sum()) - float(bound_mod[kept].sum())) / n_fft
     pk = phi_q[kept]
     log_r = np.zeros(kept.size, dtype=complex)
     mod = np.zeros(kept.size)
     sens = np.zeros(kept.size)
+    step = max(1, (1 << 20) // max(counts.size, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        for c, w in zip(counts, w1, strict=True):
-            factor = 1.0 + w * (pk - 1.0)  # the tilted factor (1 - w) + w phi_q
+        for i in range(0, kept.size, step):  # the users' classes at once, frequencies in chunks
+            factor = 1.0 + w1[:, None] * (pk[None, i:i + step] - 1.0)  # (1 - w) + w phi_q
             z = np.log(factor)
-            log_r += c * z
-            mod += c * np.abs(z)
-            sens += c * w / np.abs(factor)
-    phi_r = np.zeros(n_fft, dtype=complex)
+            log_r[i:i + step] = counts @ z
+            mod[i:i + step] = counts @ np.abs(z)
+            sens[i:i + step] = (counts * w1) @ (1.0 / np.abs(factor))
+    phi_r = np.zeros(phi_q.size, dtype=complex)
     phi_r[kept] = np.exp(log_r)
-    f = sfft.ifft(phi_r).real
+    f = sfft.irfft(phi_r, n_fft)
     # round-off (an estimate, module docstring): the transform of q (per frequency at most
     # its l2 error), propagated through the product (d log phi_R = sum_k n_k w_k dphi_q /
     # factor_k), the exponent's own rounding, and the inverse transform
@@ -316,9 +335,9 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     err_q = 5.0 * _U * log2n * math.sqrt(n_fft) * float(np.linalg.norm(q))
     with np.errstate(invalid="ignore"):
         err_phi = np.where(abs_phi > 0, abs_phi * (sens * err_q + 4.0 * _U * (mod + 1.0)), 0.0)
-    err_entry = FFT_SAFETY * (float(err_phi.sum()) / n_fft
-                              + 5.0 * _U * log2n * float(np.linalg.norm(abs_phi))
-                              / math.sqrt(n_fft)) + skipped
+    err_entry = FFT_SAFETY * (2.0 * float(err_phi.sum()) / n_fft
+                              + 5.0 * _U * log2n * math.sqrt(2.0)
+                              * float(np.linalg.norm(abs_phi)) / math.sqrt(n_fft)) + skipped
     # the window in order of the lattice index j, and the weights M_R(theta) e^{-theta d j}
     idx = np.arange(lo_idx, lo_idx + n_fft)
     fw = f[idx % n_fft]
@@ -329,8 +348,12 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     w_top = math.exp(min(log_mr - theta * d * hi_idx, 700.0))
     w_first = np.exp(np.minimum(log_mr - theta * d * (r_idx + 1), 700.0))
 
-    def suffix(terms: NDArray) -> NDArray:
-        return np.concatenate([np.cumsum(terms[::-1])[::-1], [0.0]])[pos]
+    cuts = np.unique(pos)  # where the needed suffixes start (n_fft: the empty sum)
+    at = np.searchsorted(cuts, pos)
+
+    def suffix(terms: NDArray) -> NDArray:  # sum_{j >= pos} terms_j, one pass over terms
+        seg = np.add.reduceat(np.append(terms, 0.0), cuts)  # over [cut_m, cut_{m+1})
+        return np.cumsum(seg[::-1])[::-1][at]
 
     # Pr[R > r] <= sum_{j > r} (f_j + err) w_j + w_top Pr_theta[R > hi]   (f_j <= f^_j + err)
     # Pr[R > r] >= sum_{j > r} (f^_j - err) w_j - (wrapped mass) w_{r+1}

@@ -70,8 +70,11 @@ MAX_CLASSES = 128
 #: one group per tier up to this many, ranges of tiers beyond).
 MAX_TIER_GROUPS = 256
 #: Profiles with more distinct budgets are binned (ranges of tiers per user class).
-BIN_MIN_TIERS = 131_072
-_BINS = 65_536
+BIN_MIN_TIERS = 32_768
+_BINS = 8_192
+#: Relative tolerance of a group's solve (the result is at most about this much above the
+#: crossing; every group is certified where its computed bound is at most delta).
+GROUP_RTOL = 1e-6
 #: Values of the latest evaluations, by (profile digest, eps, family, groups): the eps
 #: inversions of ``blanket`` and of ``tightest`` (which takes it as a member) share them.
 _VALUES: OrderedDict[tuple, float] = OrderedDict()
@@ -255,16 +258,19 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             break
     if (two and best > need and two[0].charge < min(best, 1.0)
             and float(classes.counts.sum()) >= TWO_REGION_MIN_USERS):
-        best = min(best, _two_region_choice(two, classes, a, b, min(best, 1.0)))
+        best = min(best, _two_region_choice(two, classes, a, b, min(best, 1.0), need))
     return float(min(1.0, d_v + (1.0 - d_v) * min(best, 1.0)))
 
 
-def _two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: float) -> float:
+def _two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: float,
+                       need: float = 0.0) -> float:
     """The largest two-region value over ``cases`` (one choice; docs/theory.md 15.4, "Two
-    coverage regions"), or a value >= ``stop`` as soon as one case reaches it.  Per case, the
-    user of the group with the largest low mass and the one with the largest high mass leave
-    the pool: any victim's pool ("all but the victim") contains the pool so obtained after
-    one user of the victim's own kind is exchanged for one of no smaller mass."""
+    coverage regions"), or a value >= ``stop`` as soon as one case reaches it; a case whose
+    cheaper bound is at most ``need`` keeps it (the group's value matters only above it).
+    Per case, the user of the group with the largest low mass and the one with the largest
+    high mass leave the pool: any victim's pool ("all but the victim") contains the pool so
+    obtained after one user of the victim's own kind is exchanged for one of no smaller
+    mass."""
     value = 0.0
     first = cases[0]
     mu_low = float(np.dot(first.low, classes.counts))
@@ -278,12 +284,10 @@ def _two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: flo
                 cnt[a + int(np.argmax(part))] -= 1
         low_g, low_c = _merged(np.asarray(case.low, dtype=np.float64), cnt)
         high_g, high_c = _merged(np.asarray(case.high, dtype=np.float64), cnt)
-        law = centre_law(case.centre)
-        if value > 0.0 and two_region_value(case, low_g, low_c, high_g, high_c,
-                                            chernoff=True, law=law) <= value:
-            continue  # its Chernoff bound is below the largest so far: it cannot raise it
+        # a case whose Chernoff value is below the largest so far cannot raise it
         value = max(value, two_region_value(case, low_g, low_c, high_g, high_c, stop,
-                                            law=law))
+                                            law=centre_law(case.centre),
+                                            skip_below=max(value, need)))
         if value >= stop:
             break
     return value
@@ -342,24 +346,47 @@ def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
 
 def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
     """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
-    ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: ``b`` itself when
-    ``fn`` is still above the target one tolerance below ``b``; else Brent's method on
-    ``log fn`` locates the crossing r (``scipy.optimize.brentq``), then the first of r plus 1, 2,
-    4, 8 tolerances where ``fn <= target`` is returned; if none is, bisection on the bracket
-    ``[a, b]`` as in :func:`shuffledp.numerics.invert_monotone`."""
+    ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
+    narrowed by the points ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
+    when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
+    else Brent's method on ``log fn`` locates the crossing r (``scipy.optimize.brentq``),
+    then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
+    else the first of r plus 1, 2, 4, 8 tolerances where ``fn <= target`` is returned; if
+    none is, bisection on the bracket ``[a, b]`` as in
+    :func:`shuffledp.numerics.invert_monotone`."""
     log_t = math.log(target)
+    seen: dict[float, float] = {}
 
     def g(x: float) -> float:
-        return math.log(max(fn(x), 1e-300)) - log_t
+        if x not in seen:  # (Brent's method starts at the ends, one of them already seen)
+            seen[x] = math.log(max(fn(x), 1e-300)) - log_t
+        return seen[x]
 
     near = b - max(atol, rtol * abs(b))
-    if near <= a or g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump
-        return b                    # at the group's largest budget, where delta_G falls)
-    b = near
+    if near <= a:
+        return b
+    # the crossing is often far below b (a group's bound flattens at its charges above it,
+    # where Brent's method would only bisect): near / 8, near / 64, ... narrow the bracket
+    certified = None  # the smallest probe with fn <= target
+    x = near / 8.0
+    while x > a and x > atol:
+        if g(x) > 0.0:
+            a = x
+            break
+        certified, x = x, x / 8.0
+    if certified is None:
+        if g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump at the
+            return b       # group's largest budget, where delta_G falls)
+        certified = near
+    b = certified
     try:
         r = optimize.brentq(g, a, b, xtol=atol / 4.0, rtol=max(rtol / 4.0, 1e-14))
     except ValueError:  # no sign change seen (a group bound that is not monotone)
         r = a
+    # a point Brent's method already certified just above r is the answer
+    done = [x for x, v in seen.items() if r <= x <= r + max(atol, rtol * abs(r)) and v <= 0.0]
+    if done:
+        return min(done)
     for k in (1.0, 2.0, 4.0, 8.0):
         x = min(b, r + k * max(atol, rtol * abs(r)))
         if g(x) <= 0.0:
@@ -384,7 +411,7 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     largest of the groups' (each group's bound is non-increasing in eps).  The groups are
     visited in the order of :func:`_blanket_delta`; a group whose bound at the running eps is
     already at most ``delta`` (often settled by its Chernoff bound alone) is passed, any other is
-    solved from there (:func:`_solve_group`) with the tolerances of the shared inversion.
+    solved from there (:func:`_solve_group`) to a relative ``GROUP_RTOL``.
 
     Each group is certified at some eps_G <= the returned eps (its computed bound at eps_G is
     at most delta); its victims' true divergence is non-increasing in eps, so it is at most
@@ -414,8 +441,11 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     for gi in _visit_order(len(groups), family.blanket_top_first):
         g = groups[gi]
         # a worst of delta: the value may be any number <= delta when the group's is
-        if eps >= g.eps_hi or _group_value(family, groups, classes, gi, eps, delta) <= delta:
+        # (at eps = 0 the check is skipped: a bound that small is solved to near 0 below)
+        if eps >= g.eps_hi or (eps > 0.0 and _group_value(family, groups, classes, gi, eps,
+                                                          delta) <= delta):
             continue
         eps = _solve_group(lambda e, gi=gi: _group_value(family, groups, classes, gi, e, 0.0),
-                           delta, eps, g.eps_hi, INVERSION_RTOL, INVERSION_ATOL)
+                           delta, eps, g.eps_hi, max(INVERSION_RTOL, GROUP_RTOL),
+                           INVERSION_ATOL)
     return eps

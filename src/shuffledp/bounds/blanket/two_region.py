@@ -54,7 +54,6 @@ from shuffledp.caching import lru_get, lru_put, register_mapping
 
 sfft = lazy_module("scipy.fft")
 stats = lazy_module("scipy.stats")
-optimize = lazy_module("scipy.optimize")
 
 __all__ = ["d_upper", "d_chernoff", "centre_law", "two_region_value", "pb_lower_tail",
            "LEVELS", "MAX_FFT_2R"]
@@ -71,71 +70,74 @@ BETA_SKIP = 1e-18
 EXACT_MIXTURE = 64
 #: Largest FFT size of one D(h, l); beyond, the two-region value is not computed (1.0).
 MAX_FFT_2R = 1 << 17
+#: The terms of D left to Chernoff's bound by :func:`d_upper` hold at most this share of
+#: the sum of their Chernoff bounds (time only).
+FFT_REST = 1e-5
 #: Rows (values of c2) per batch of inverse FFTs.
 CHUNK = 32
 #: Largest FFT points times values of c2 of one D(h, l) (about 0.1 s per 4e6 on one core);
 #: beyond, each D is bounded by :func:`d_chernoff` (its cost grows like the number of users).
 MAX_WORK_2R = 1 << 22
+#: A stratum gets the FFT bound of its D when its Chernoff term is at least this share of
+#: the sum (time only: every term is an upper bound).
+REFINE_SHARE = 0.01
 #: Lattice steps per standard deviation of the centre variable.
 SD_STEPS_2R = 6
 
 
-def _pb_log_lower(g: NDArray, c: NDArray, a: float) -> float:
-    """log of Chernoff's bound on ``Pr[N <= a]`` for ``N`` a sum of ``c_j`` Bernoulli(g_j):
-    ``min_{theta >= 0} theta a + sum_j c_j log(1 - g_j + g_j e^{-theta})``."""
-    mean = float(np.dot(g, c))
-    if a >= mean:
+#: The thetas of the strata's Chernoff bounds (log-spaced, ratio 1.015).
+LEVEL_GRID = np.geomspace(1e-7, 64.0, 1400)
+
+
+def _log_pgf(g: NDArray, c: NDArray) -> NDArray[np.float64]:
+    """``K(theta) = sum_j c_j log(1 - g_j + g_j e^{-theta})`` at the thetas of ``LEVEL_GRID``."""
+    return np.asarray(c, dtype=np.float64) @ np.log1p(
+        np.asarray(g, dtype=np.float64)[:, None] * np.expm1(-LEVEL_GRID)[None, :])
+
+
+def _grid_tail(k_theta: NDArray, mean: float, a: int) -> float:
+    """Chernoff's bound on ``Pr[N < a]`` (``N <= a - 1``), the best theta of ``LEVEL_GRID``
+    (any theta >= 0 gives a bound), rounded up; 0 for ``a <= 0``."""
+    if a <= 0:
         return 0.0
-    if a < 0:
-        return -math.inf
+    if a - 1 >= mean:
+        return 1.0
+    log_b = float(np.min(LEVEL_GRID * (a - 1.0) + k_theta))
+    return min(1.0, math.exp(log_b) * (1.0 + 1e-9))
 
-    def f(th: float) -> float:
-        return th * a + float(np.dot(c, np.log1p(g * math.expm1(-th))))
 
-    def df(th: float) -> float:
-        e = math.exp(-th)
-        return a - float(np.dot(c, g * e / (1.0 - g + g * e)))
-
-    hi = 1.0
-    while df(hi) < 0.0 and hi < 700.0:
-        hi *= 2.0
-    if df(hi) < 0.0:
-        return f(hi)
-    th = optimize.brentq(df, 0.0, hi, xtol=1e-6, rtol=1e-6)  # any theta gives a bound
-    lo = th
-    return min(f(hi), f(lo), 0.0)
+def _grid_level(k_theta: NDArray, mean: float, p: float) -> int:
+    """The largest integer a in [0, mean] with ``_grid_tail(k_theta, mean, a) <= p``:
+    ``theta (a - 1) + K(theta) <= log p`` for some theta of the grid, checked after the
+    rounding of the closed form."""
+    top = int(math.floor(mean))
+    if top <= 0:
+        return 0
+    log_p = math.log(p / (1.0 + 1e-9))
+    best = float(np.max(1.0 + (log_p - k_theta) / LEVEL_GRID))
+    a = int(min(max(math.floor(best), 0), top))
+    while a > 0 and _grid_tail(k_theta, mean, a) > p:
+        a -= 1
+    while a < top and _grid_tail(k_theta, mean, a + 1) <= p:
+        a += 1
+    return a
 
 
 def pb_lower_tail(g, c, a: float) -> float:
-    """An upper bound on ``Pr[N < a]`` (N as in :func:`_pb_log_lower`), rounded up.
+    """An upper bound on ``Pr[N < a]`` for ``N`` a sum of ``c_j`` Bernoulli(g_j): Chernoff's
+    ``min_theta exp(theta (ceil(a) - 1) + sum_j c_j log(1 - g_j + g_j e^{-theta}))`` over the
+    thetas of ``LEVEL_GRID``, rounded up (the bound of the strata).
 
     >>> from scipy import stats
     >>> exact = stats.binom.cdf(29, 100, 0.5)  # Pr[N < 30] for Bin(100, 1/2)
     >>> bool(exact <= pb_lower_tail([0.5], [100], 30) < 20 * exact)
     True
     """
-    g = np.asarray(g, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64)
+    g = np.atleast_1d(np.asarray(g, dtype=np.float64))
+    c = np.atleast_1d(np.asarray(c, dtype=np.float64))
     if a <= 0:
         return 0.0
-    return min(1.0, math.exp(_pb_log_lower(g, c, math.ceil(a) - 1.0)) * (1.0 + 1e-12))
-
-
-def _level(g: NDArray, c: NDArray, p: float) -> int:
-    """The largest integer a in [0, mean] with ``pb_lower_tail(g, c, a) <= p`` (the bound is
-    non-decreasing in a, and 0 at a = 0)."""
-    lo, hi = 0, int(math.floor(float(np.dot(g, c))))
-    if hi <= 0:
-        return 0
-    if pb_lower_tail(g, c, hi) <= p:
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pb_lower_tail(g, c, mid) <= p:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _grid_tail(_log_pgf(g, c), float(np.dot(g, c)), int(math.ceil(a)))
 
 
 def _levels(gh, ch, gl, cl) -> list[tuple[int, int, float]]:
@@ -151,16 +153,21 @@ register_mapping("two_region.levels", _LEVEL_CACHE)
 
 
 def _levels_uncached(gh, ch, gl, cl) -> list[tuple[int, int, float]]:
-    """``(h_k, l_k, e_k)`` for the strata: ``e_k <= Pr[N_H >= h_k, N_L >= l_k]``,
-    both levels and ``e_k`` made monotone (levels non-decreasing, e_k non-increasing)."""
+    """``(h_k, l_k, e_k)`` for the strata: ``e_k <= Pr[N_H >= h_k, N_L >= l_k]`` (the union
+    bound on Chernoff's two lower tails), both levels and ``e_k`` made monotone (levels
+    non-decreasing, e_k non-increasing)."""
     out: list[tuple[int, int, float]] = []
     prev_h = prev_l = 0
     prev_e = 1.0
+    kh = _log_pgf(gh, ch) if gh.size else None
+    kl = _log_pgf(gl, cl) if gl.size else None
+    mh = float(np.dot(gh, ch)) if gh.size else 0.0
+    ml = float(np.dot(gl, cl)) if gl.size else 0.0
     for p in LEVELS:
-        h = max(_level(gh, ch, p / 2.0), prev_h) if gh.size else 0
-        lv = max(_level(gl, cl, p / 2.0), prev_l) if gl.size else 0
-        e = 1.0 - (pb_lower_tail(gh, ch, h) if gh.size else 0.0) - (
-            pb_lower_tail(gl, cl, lv) if gl.size else 0.0)
+        h = max(_grid_level(kh, mh, p / 2.0), prev_h) if kh is not None else 0
+        lv = max(_grid_level(kl, ml, p / 2.0), prev_l) if kl is not None else 0
+        e = 1.0 - (_grid_tail(kh, mh, h) if kh is not None else 0.0) - (
+            _grid_tail(kl, ml, lv) if kl is not None else 0.0)
         e = min(max(e, 0.0), prev_e)
         if (h, lv) == (prev_h, prev_l) and out:
             out[-1] = (h, lv, min(out[-1][2], e))  # the same stratum: keep the smaller e
@@ -228,40 +235,52 @@ def _charge(law: LatticeLaw, out_mass: float, top: float, n_tot: int) -> float:
     return 2.0 * out_mass * (1.0 + 1e-9) * top + law.tv_error * n_tot * top + law.w1_error
 
 
-def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int
-            ) -> float:
+def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int,
+            table: NDArray[np.float64] | None = None, terms: tuple | None = None) -> float:
     """An upper bound on ``D(h, l)`` (module docstring) for the centre's lattice law ``law``
     (dominating l_1 in the increasing convex order), the tail atoms and ``q``; the looser
     :func:`d_chernoff` when the FFTs would exceed ``MAX_FFT_2R`` points or ``MAX_WORK_2R``
-    points in all."""
+    points in all.  ``terms``: :func:`_chernoff_terms` of the same arguments, if at hand."""
     h, l_ = int(h), int(l_)
     x = law.values
     p = law.pmf
     d = law.step
     x_max = float(x[-1])
-    x_pos = max(x_max, 0.0)
-    t_pos = max(tail_hi, 0.0)
     n_tot = h + l_ + 1
     mu = law.mean
     var = float(np.dot(p, (x - mu) ** 2))
     span = float(x[-1] - x[0])
-    # the work (FFT points times values of c2), estimated before any of it: well beyond the
-    # cap, the looser Chernoff bound of every term
-    sd2 = math.sqrt(max(l_ * q * (1.0 - q), 0.0))
-    hw0 = _halfwidth(n_tot * var, span, WINDOW_TAIL)
-    if (2.0 * hw0 / d) * (2.0 * 9.5 * sd2 + 2.0) > 2.0 * MAX_WORK_2R:
-        return d_chernoff(law, tail_hi, tail_lo, q, h, l_)
-    # the binomial weights beta(c2') of the low reports in the tails, on a range; the rest
-    # is charged: each term is at most beta(c2) x_+ + beta(c2 - 1) tail_+
-    beta, lo2, hi2, out_mass = _beta(l_, q)
-    charge = _charge(law, out_mass, x_pos + t_pos, n_tot)
-    c1_max = n_tot - lo2
+    # every term by Chernoff first (cheap): the FFT is spent on the terms that hold all but
+    # FFT_REST of their sum, the others keep Chernoff's bound
+    if terms is None:
+        terms = _chernoff_terms(law, tail_hi, tail_lo, q, h, l_, table)
+    c2s, terms, charge, beta = terms
+    terms = terms.copy()
+    c1s = n_tot - c2s
+    b1 = np.where(c2s <= l_, beta[np.minimum(c2s, l_)], 0.0)
+    b2 = np.where(c2s >= 1, beta[np.maximum(c2s - 1, 0)], 0.0)
+    a_w = np.where(c1s >= 1, b1 / np.maximum(c1s, 1), 0.0)
+    b_w = np.where(c2s >= 1, b2 / np.maximum(c2s, 1), 0.0)
+    # the terms with the victim surely in the tails (a = 0): bb E[(S_2)_+], exact
+    for i in np.flatnonzero((a_w <= 0.0) & (b_w > 0.0)):
+        c2 = int(c2s[i])
+        kk = np.arange(c2 + 1)
+        terms[i] = min(terms[i], b_w[i] * float(np.dot(
+            _half_binomial(c2), np.maximum(kk * tail_hi + (c2 - kk) * tail_lo, 0.0))))
+    order = np.argsort(-terms)
+    rest = np.cumsum(terms[order][::-1])[::-1]  # the sum of the terms from each on
+    n_keep = int(np.count_nonzero(rest > FFT_REST * float(terms.sum())))
+    chosen = np.sort(order[:n_keep])
+    chosen = chosen[a_w[chosen] > 0.0]
+    if chosen.size == 0:
+        return float(terms.sum() * (1.0 + 1e-9) + charge)
+    c1_max = int(c1s[chosen].max())
     hw_max = _halfwidth(c1_max * var, span, WINDOW_TAIL)
     k_lo, k_hi = law.offset, law.offset + p.size - 1  # S_1 / d lies in [c1 k_lo, c1 k_hi]
     width = min(int(math.ceil(2.0 * hw_max / d)) + 4, c1_max * (k_hi - k_lo) + 3)
-    n_fft = 1 << max(int(math.ceil(math.log2(width))), 4)
-    if n_fft > MAX_FFT_2R or n_fft * (hi2 - lo2 + 2) > MAX_WORK_2R:
-        return d_chernoff(law, tail_hi, tail_lo, q, h, l_)  # too costly: the looser bound
+    n_fft = int(sfft.next_fast_len(max(width, 16), real=True))  # 2^a 3^b 5^c
+    if n_fft > MAX_FFT_2R or n_fft * chosen.size > MAX_WORK_2R:
+        return float(terms.sum() * (1.0 + 1e-9) + charge)  # too costly: Chernoff's bound
     a0 = np.zeros(n_fft)
     a0[(law.offset + np.arange(p.size)) % n_fft] = p
     phi = sfft.rfft(a0)
@@ -270,20 +289,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         log_abs = np.log(np.abs(phi))
     log_abs_f = np.where(np.isfinite(log_abs), log_abs, -1e4)  # |phi| = 0: exp(k * -1e4) = 0
     err_q = 5.0 * _U * math.log2(n_fft) * math.sqrt(n_fft) * float(np.linalg.norm(p))
-    c2s = np.arange(lo2, hi2 + 2)  # beta(c2) or beta(c2 - 1) in [lo2, hi2]
-    c1s = n_tot - c2s
-    b1 = np.where(c2s <= l_, beta[np.minimum(c2s, l_)], 0.0)
-    b2 = np.where(c2s >= 1, beta[np.maximum(c2s - 1, 0)], 0.0)
-    a_w = np.where(c1s >= 1, b1 / np.maximum(c1s, 1), 0.0)
-    b_w = np.where(c2s >= 1, b2 / np.maximum(c2s, 1), 0.0)
-    total = 0.0
-    # the terms with the victim surely in the tails (a = 0): bb E[(S_2)_+], exact
-    for c2, bb in zip(c2s[a_w <= 0.0], b_w[a_w <= 0.0], strict=True):
-        if bb > 0.0:
-            kk = np.arange(c2 + 1)
-            total += bb * float(np.dot(_half_binomial(int(c2)),
-                                       np.maximum(kk * tail_hi + (c2 - kk) * tail_lo, 0.0)))
-    rows = np.flatnonzero(a_w > 0.0)
+    rows = chosen
     log2n = math.log2(n_fft)
     for start in range(0, rows.size, CHUNK):
         r = rows[start:start + CHUNK]
@@ -352,54 +358,128 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
                  + np.take_along_axis(pi, j + 1, axis=1) * fr)
         vals = np.where(above, np.maximum(c1[:, None] * x_max - t, 0.0) * eta_hi[:, None],
                         np.where(below, pi[:, :1] + (lo_idx[:, None] * d - t), mid_v))
-        total += float(np.dot(a, np.sum(pk * vals, axis=1)))
-    return float(total * (1.0 + 1e-9) + charge)
+        terms[r] = np.minimum(terms[r], a * np.sum(pk * vals, axis=1))
+    return float(terms.sum() * (1.0 + 1e-9) + charge)
 
 
-def d_chernoff(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int
-               ) -> float:
-    """A cheaper, looser upper bound on ``D(h, l)``: every term by Chernoff's bound
-    ``E[Y_+] <= E[e^{theta Y}] / (e theta)`` (``y_+ <= e^{theta y - 1} / theta``), the best
-    of a grid of theta per term, with the charges of :func:`d_upper`."""
-    h, l_ = int(h), int(l_)
+#: theta * a * max|l_1| over the grid of :func:`d_chernoff` (log-spaced, ratio 1.025).
+CHERNOFF_GRID = np.geomspace(1e-8, 1e3, 1024)
+LOG_GRID = np.log(CHERNOFF_GRID)
+
+
+def mgf_table(law: LatticeLaw) -> NDArray[np.float64]:
+    """``log E[e^{u X}]`` of the lattice law at ``u = CHERNOFF_GRID / max|x|`` (computed once
+    per law and shared by every :func:`d_chernoff` of it)."""
     x, p = law.values, law.pmf
+    z = (CHERNOFF_GRID / max(float(np.abs(x).max()), 1e-300))[:, None] * x[None, :]
+    zmax = z.max(axis=1)
+    with np.errstate(divide="ignore", under="ignore"):
+        return zmax + np.log(np.exp(z - zmax[:, None]) @ p)
+
+
+def d_chernoff(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int,
+               table: NDArray[np.float64] | None = None) -> float:
+    """A cheaper, looser upper bound on ``D(h, l)`` than :func:`d_upper`: the sum of
+    :func:`_chernoff_terms`, with the charges of :func:`d_upper`."""
+    terms, charge = _chernoff_terms(law, tail_hi, tail_lo, q, h, l_, table)[1:3]
+    return float(terms.sum() * (1.0 + 1e-9) + charge)
+
+
+def _chernoff_terms(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int,
+                    l_: int, table: NDArray[np.float64] | None = None
+                    ) -> tuple[NDArray[np.int64], NDArray[np.float64], float, NDArray]:
+    """The values of c2 whose terms are evaluated, an upper bound on each term, the charge of
+    the others and of the lattice law (:func:`_charge`), and the binomial weights
+    (:func:`_beta`): :func:`_chernoff_batch` of the one pair ``(h, l)``."""
+    return _chernoff_batch(law, tail_hi, tail_lo, q, [(h, l_)], table)[0]
+
+
+def _chernoff_batch(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float,
+                    pairs: list[tuple[int, int]], table: NDArray[np.float64] | None = None
+                    ) -> list[tuple[NDArray[np.int64], NDArray[np.float64], float, NDArray]]:
+    """:func:`_chernoff_terms` of every pair ``(h, l)`` of ``pairs``, in one search.  Every term
+    by Chernoff's bound ``E[Y_+] <= E[e^{theta Y}] / (e theta)`` (``y_+ <= e^{theta y - 1} /
+    theta``).  Per term, theta runs over ``CHERNOFF_GRID / (a max|x|)`` (``a`` the weight of
+    S_1), so that ``log E[e^{theta a l_1}]`` is one entry of :func:`mgf_table` (``table``,
+    computed here if not given); the bound is convex in theta, so its smallest value on the
+    grid is found by bisection on the sign of its differences (any theta gives a bound).  A
+    term is also at most ``beta(c2) x_+ + beta(c2 - 1) tail_+`` (the only bound of a term
+    with ``a = 0``)."""
+    x = law.values
     x_pos, t_pos = max(float(x[-1]), 0.0), max(tail_hi, 0.0)
-    n_tot = h + l_ + 1
-    beta, lo2, hi2, out_mass = _beta(l_, q)
-    charge = _charge(law, out_mass, x_pos + t_pos, n_tot)
-    c2 = np.arange(lo2, hi2 + 2)
-    c1 = n_tot - c2
-    b1 = np.where(c2 <= l_, beta[np.minimum(c2, l_)], 0.0)
-    b2 = np.where(c2 >= 1, beta[np.maximum(c2 - 1, 0)], 0.0)
-    a = np.where(c1 >= 1, b1 / np.maximum(c1, 1), 0.0)
-    bb = np.where(c2 >= 1, b2 / np.maximum(c2, 1), 0.0)
-    scale = np.maximum(a * max(float(np.abs(x).max()), 1e-300),
-                       bb * max(abs(tail_hi), abs(tail_lo), 1e-300))
-    thetas = np.geomspace(1e-3, 1e3, 31)[None, :] / np.maximum(scale, 1e-300)[:, None]
-    u1 = thetas * a[:, None]
-    u2 = thetas * bb[:, None]
-    with np.errstate(over="ignore", divide="ignore"):
-        lm1 = np.log(np.exp(u1[..., None] * x[None, None, :]) @ p)
-        lm2 = np.logaddexp(u2 * tail_hi, u2 * tail_lo) - math.log(2.0)
-        log_t = c1[:, None] * lm1 + c2[:, None] * lm2 - 1.0 - np.log(thetas)
-    best = np.exp(np.minimum(np.nanmin(log_t, axis=1), 700.0))
-    # a term is also at most beta(c2) x_+ + beta(c2 - 1) tail_+
-    best = np.minimum(best, b1 * x_pos + b2 * t_pos)
-    return float(best.sum() * (1.0 + 1e-9) + charge)
+    out, cols = [], []
+    for h, l_ in pairs:
+        h, l_ = int(h), int(l_)
+        n_tot = h + l_ + 1
+        beta, lo2, hi2, out_mass = _beta(l_, q)
+        c2 = np.arange(lo2, hi2 + 2)
+        c1 = n_tot - c2
+        b1 = np.where(c2 <= l_, beta[np.minimum(c2, l_)], 0.0)
+        b2 = np.where(c2 >= 1, beta[np.maximum(c2 - 1, 0)], 0.0)
+        a = np.where(c1 >= 1, b1 / np.maximum(c1, 1), 0.0)
+        bb = np.where(c2 >= 1, b2 / np.maximum(c2, 1), 0.0)
+        rows = np.flatnonzero(a > 0.0)
+        out.append((c2, b1 * x_pos + b2 * t_pos, _charge(law, out_mass, x_pos + t_pos, n_tot),
+                    beta, rows))
+        cols.append((c1[rows], c2[rows], a[rows], bb[rows]))
+    c1r, c2r, ar, br = (np.concatenate([c[i] for c in cols]).astype(np.float64)
+                        for i in range(4))
+    if c1r.size:
+        tab = mgf_table(law) if table is None else table
+        xm = max(float(np.abs(x).max()), 1e-300)
+
+        scale = (br / (ar * xm))[:, None]  # u2 = theta bb = grid value * scale
+        log_scale = np.log(ar * xm)[:, None]
+        t_max, t_gap = max(tail_hi, tail_lo), abs(tail_hi - tail_lo)
+
+        def f(k: NDArray[np.int64]) -> NDArray[np.float64]:  # k: one row of indices per term
+            u2 = CHERNOFF_GRID[k] * scale
+            # log E[e^{u2 l_2}] for the two atoms of weight 1/2
+            lm2 = u2 * t_max + np.log1p(np.exp(-u2 * t_gap)) - math.log(2.0)
+            log_th = LOG_GRID[k] - log_scale
+            t1, t2 = c1r[:, None] * tab[k], c2r[:, None] * lm2
+            # + the floating point of the sum (relative 1e-12 of its parts)
+            return t1 + t2 - 1.0 - log_th + 1e-12 * (np.abs(t1) + np.abs(t2)
+                                                     + np.abs(log_th) + 1.0)
+
+        # bisection on the sign of the differences (a convex function sampled along
+        # increasing thetas decreases, then increases)
+        top = CHERNOFF_GRID.size - 1
+        lo = np.zeros(c1r.size, dtype=np.int64)
+        hi = np.full(c1r.size, top, dtype=np.int64)
+        while np.any(hi > lo):
+            mid = (lo + hi) // 2
+            pair = f(np.stack([mid, np.minimum(mid + 1, top)], axis=1))
+            up = pair[:, 1] >= pair[:, 0]
+            hi = np.where(up, mid, hi)
+            lo = np.where(up, lo, mid + 1)
+        with np.errstate(over="ignore"):
+            chern = np.exp(np.minimum(f(lo[:, None])[:, 0], 700.0))
+        start = 0
+        for _, best, _, _, rows in out:
+            best[rows] = np.minimum(best[rows], chern[start:start + rows.size])
+            start += rows.size
+    return [(c2, best, charge, beta) for c2, best, charge, beta, _ in out]
 
 
 def two_region_value(case, low_g: NDArray, low_c: NDArray, high_g: NDArray, high_c: NDArray,
                      stop_at: float = math.inf, chernoff: bool = False,
-                     law: LatticeLaw | None = None) -> float:
+                     law: LatticeLaw | None = None, skip_below: float = 0.0) -> float:
     """An upper bound on the victim's divergence ``E[D(N_H, N_L)]`` for the case's laws and
     the pools of low users (masses ``low_g``, counts ``low_c``) and high users; a value at or
     above ``stop_at`` may be returned as 1.0 (the evaluation stops early).  ``chernoff``:
     each ``D(h, l)`` by :func:`d_chernoff` (faster, looser); ``law``: the centre's lattice
-    law if already computed (:func:`centre_law` of ``case.centre``)."""
+    law if already computed (:func:`centre_law` of ``case.centre``); ``skip_below``: the
+    value with every ``D`` by :func:`d_chernoff` is computed first and returned as it is
+    when at most ``skip_below`` (it cannot raise a maximum that large: time only)."""
     d_fn = d_chernoff if chernoff else d_upper
     law = centre_law(case.centre) if law is None else law
     n_h, n_l = int(np.sum(high_c)), int(np.sum(low_c))
     if (n_h + 1) * (n_l + 1) <= EXACT_MIXTURE:
+        if skip_below > 0.0 and not chernoff:
+            got = two_region_value(case, low_g, low_c, high_g, high_c, chernoff=True, law=law)
+            if got <= skip_below:
+                return got
         # few users: the exact mixture over the two counts (pmfs by convolution, rounded up)
         ph, pl = _pb_pmf(high_g, high_c), _pb_pmf(low_g, low_c)
         total = 0.0
@@ -412,18 +492,25 @@ def two_region_value(case, low_g: NDArray, low_c: NDArray, high_g: NDArray, high
     levels = _levels(high_g, high_c, low_g, low_c)
     if not levels:
         return 1.0
-    # the strata from the top: e_m D(h_m, l_m) is already a lower estimate of the sum
-    vals: list[float] = []
-    for h, lv, e in reversed(levels):
-        v = d_fn(law, case.tail_hi, case.tail_lo, case.q, h, lv)
-        if vals:
-            v = max(v, vals[-1])  # D is non-increasing in both counts
-        vals.append(min(v, 1.0))
-        if e * vals[0] >= stop_at:
-            return 1.0
-    vals = vals[::-1]
+    table = mgf_table(law)
+    args = (law, case.tail_hi, case.tail_lo, case.q)
+    batch = _chernoff_batch(*args, [(h, lv) for h, lv, _ in levels], table)
+    vals = [min(float(t.sum() * (1.0 + 1e-9) + c), 1.0) for _, t, c, _ in batch]
     es = [e for _, _, e in levels] + [0.0]
-    total = 1.0 - es[0]  # the stratum below the first level: D <= 1
-    for k, v in enumerate(vals):
-        total += (es[k] - es[k + 1]) * v
-    return float(min(total + case.charge, 1.0))
+    weights = [es[k] - es[k + 1] for k in range(len(levels))]
+    base = 1.0 - es[0] + case.charge  # the stratum below the first level: D <= 1
+
+    def total() -> float:
+        return base + sum(w * v for w, v in zip(weights, vals, strict=True))
+
+    if not chernoff and total() > skip_below:
+        # the strata whose Chernoff term is at least REFINE_SHARE of the sum, largest
+        # first, get the FFT bound (the others keep Chernoff's: time only)
+        for k in sorted(range(len(vals)), key=lambda k: -weights[k] * vals[k]):
+            if weights[k] * vals[k] < REFINE_SHARE * total():
+                break
+            h, lv, _ = levels[k]
+            vals[k] = min(vals[k], d_upper(*args, h, lv, table=table, terms=batch[k]))
+            if base + weights[k] * vals[k] >= stop_at:
+                return 1.0  # the sum is at least this
+    return float(min(total(), 1.0))
