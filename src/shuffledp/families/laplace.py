@@ -36,7 +36,11 @@ from shuffledp.families.laplace_blanket import (
     shaped_pair_cells,
     two_slope_shapes,
 )
-from shuffledp.families.laplace_two_region import two_region_cases
+from shuffledp.families.laplace_two_region import (
+    T_SCALES,
+    T_SCALES_MAX_USERS,
+    two_region_cases,
+)
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -233,12 +237,21 @@ class Laplace(Family):
         """The two-region blanket (docs/theory.md 15.4, "Two coverage regions";
         :mod:`shuffledp.families.laplace_two_region`): the victim's own blanket, covered whole
         by the users at or below the group's smallest budget and in its centre by all the
-        others."""
-        return two_region_cases(eps, group.eps_lo, group.eps_hi,
-                                np.asarray(users.eps_a, dtype=np.float64),
-                                np.asarray(users.eps_b, dtype=np.float64),
-                                1.0 - np.asarray(users.delta, dtype=np.float64), choice=-1,
-                                counts=np.asarray(users.counts))
+        others; one choice per centre of ``T_SCALES`` (the first alone above
+        ``T_SCALES_MAX_USERS`` users)."""
+        out: list = []
+        # one choice per centre T = t b (t = max(t_scale, eps_hi): the same for every scale
+        # at or below eps_hi); the default one alone for many users (time only)
+        many = float(np.sum(users.counts)) > T_SCALES_MAX_USERS
+        scales = dict.fromkeys(max(ts, group.eps_hi) for ts in T_SCALES[:1 if many else None])
+        for i, ts in enumerate(scales):
+            out += two_region_cases(eps, group.eps_lo, group.eps_hi,
+                                    np.asarray(users.eps_a, dtype=np.float64),
+                                    np.asarray(users.eps_b, dtype=np.float64),
+                                    1.0 - np.asarray(users.delta, dtype=np.float64),
+                                    choice=-1 - i, counts=np.asarray(users.counts),
+                                    t_scale=ts)
+        return out
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # symmetric family: x* = +1 is the mirror of x* = -1 (both directions taken)

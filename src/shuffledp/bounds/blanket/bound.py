@@ -72,6 +72,11 @@ MAX_TIER_GROUPS = 256
 #: Profiles with more distinct budgets are binned (ranges of tiers per user class).
 BIN_MIN_TIERS = 32_768
 _BINS = 8_192
+#: Within this relative distance of the eps where a group's two-region choices were all
+#: evaluated, only the winner is (blanket_eps; time only).
+MEMO_RTOL = 0.1
+#: The first upward step (relative) of a group's solve from another group's crossing.
+UP_STEP = 0.02
 #: Relative tolerance of a group's solve (the result is at most about this much above the
 #: crossing; every group is certified where its computed bound is at most delta).
 GROUP_RTOL = 1e-6
@@ -187,7 +192,7 @@ def _case_law(cells: Any):
 
 
 def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int, eps: float,
-                 worst: float) -> float:
+                 worst: float, memo: dict | None = None) -> float:
     g = groups[gi]
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
@@ -256,10 +261,40 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         best = min(best, value)
         if best <= need:
             break
-    if (two and best > need and two[0].charge < min(best, 1.0)
-            and float(classes.counts.sum()) >= TWO_REGION_MIN_USERS):
-        best = min(best, _two_region_choice(two, classes, a, b, min(best, 1.0), need))
+    if two and float(classes.counts.sum()) >= TWO_REGION_MIN_USERS:
+        by_two: dict[int, list] = {}
+        for case in two:
+            by_two.setdefault(case.choice, []).append(case)
+        order, full = _two_region_order(list(by_two), memo, gi, eps)
+        won = None
+        for ch in order:  # (one choice per centre)
+            cases_t = by_two[ch]
+            if best <= need or cases_t[0].charge >= min(best, 1.0):
+                continue
+            v = _two_region_choice(cases_t, classes, a, b, min(best, 1.0), need)
+            if v < best:
+                best, won = v, ch
+        if memo is not None and full and won is not None:
+            memo[gi] = (eps, won)
+            memo["last"] = won
     return float(min(1.0, d_v + (1.0 - d_v) * min(best, 1.0)))
+
+
+def _two_region_order(choices: list[int], memo: dict | None, gi: int, eps: float
+                      ) -> tuple[list[int], bool]:
+    """The two-region choices to evaluate, in order, and whether that is all of them: only
+    the one that won the group's last evaluation of all of them when ``eps`` is within
+    ``MEMO_RTOL`` of its eps (the solve's later steps: any subset of the choices gives a
+    valid bound, this only saves time), else all, the latest winner of any group first."""
+    if memo is None:
+        return choices, True
+    hit = memo.get(gi)
+    if hit is not None and hit[1] in choices and abs(eps - hit[0]) <= MEMO_RTOL * hit[0]:
+        return [hit[1]], False
+    last = memo.get("last")
+    if last in choices:
+        return [last] + [c for c in choices if c != last], True
+    return choices, True
 
 
 def _two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: float,
@@ -347,7 +382,8 @@ def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
 def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
     """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
     ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
-    narrowed by the points ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
+    narrowed by the points ``a (1 + UP_STEP 4^k)`` when ``a > 0`` (another group's crossing),
+    or else by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
     when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
     else Brent's method on ``log fn`` locates the crossing r (``scipy.optimize.brentq``),
     then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
@@ -365,15 +401,25 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     near = b - max(atol, rtol * abs(b))
     if near <= a:
         return b
-    # the crossing is often far below b (a group's bound flattens at its charges above it,
-    # where Brent's method would only bisect): near / 8, near / 64, ... narrow the bracket
     certified = None  # the smallest probe with fn <= target
-    x = near / 8.0
-    while x > a and x > atol:
-        if g(x) > 0.0:
-            a = x
-            break
-        certified, x = x, x / 8.0
+    if a > 0.0:
+        # from another group's crossing: this one is usually a little above it
+        step = UP_STEP
+        while a * (1.0 + step) < near:
+            x = a * (1.0 + step)
+            if g(x) <= 0.0:
+                certified = x
+                break
+            a, step = x, 4.0 * step
+    if certified is None:
+        # the crossing is often far below b (a group's bound flattens at its charges above
+        # it, where Brent's method would only bisect): near / 8, near / 64, ...
+        x = near / 8.0
+        while x > a and x > atol:
+            if g(x) > 0.0:
+                a = x
+                break
+            certified, x = x, x / 8.0
     if certified is None:
         if g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump at the
             return b       # group's largest budget, where delta_G falls)
@@ -408,10 +454,11 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     """eps(delta) of the blanket bound: ``max`` over the victim groups of each group's eps.
 
     ``delta(eps) = max_G delta_G(eps)``, so the smallest eps with ``delta(eps) <= delta`` is the
-    largest of the groups' (each group's bound is non-increasing in eps).  The groups are
-    visited in the order of :func:`_blanket_delta`; a group whose bound at the running eps is
-    already at most ``delta`` (often settled by its Chernoff bound alone) is passed, any other is
-    solved from there (:func:`_solve_group`) to a relative ``GROUP_RTOL``.
+    largest of the groups' (each group's bound is non-increasing in eps).  The first group of
+    the order of :func:`_blanket_delta` is solved (:func:`_solve_group`, to a relative
+    ``GROUP_RTOL``); every other is checked at the running eps: one whose bound is at most
+    ``delta`` (often settled by its Chernoff bound alone) is passed, the others are solved one
+    by one from there, the largest value first, the rest checked again after each solve.
 
     Each group is certified at some eps_G <= the returned eps (its computed bound at eps_G is
     at most delta); its victims' true divergence is non-increasing in eps, so it is at most
@@ -438,14 +485,26 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     if any(g.delta_hi >= delta for g in groups):
         return shared()
     eps = 0.0
-    for gi in _visit_order(len(groups), family.blanket_top_first):
-        g = groups[gi]
-        # a worst of delta: the value may be any number <= delta when the group's is
-        # (at eps = 0 the check is skipped: a bound that small is solved to near 0 below)
-        if eps >= g.eps_hi or (eps > 0.0 and _group_value(family, groups, classes, gi, eps,
-                                                          delta) <= delta):
-            continue
-        eps = _solve_group(lambda e, gi=gi: _group_value(family, groups, classes, gi, e, 0.0),
-                           delta, eps, g.eps_hi, max(INVERSION_RTOL, GROUP_RTOL),
-                           INVERSION_ATOL)
+    memo: dict = {}  # the two-region choice that won each group's last full evaluation
+
+    def value(gi: int, e: float, worst: float) -> float:
+        return _group_value(family, groups, classes, gi, e, worst, memo)
+
+    # the first group is solved; every other is checked at the running eps, and those above
+    # delta are solved one by one, the largest value first, the others checked again after
+    # each solve (a group's value at most delta needs no solve; the order only saves time)
+    pending = _visit_order(len(groups), family.blanket_top_first)
+    while pending:
+        gi, rest = pending[0], pending[1:]
+        if eps < groups[gi].eps_hi:
+            eps = _solve_group(lambda e, gi=gi: value(gi, e, 0.0), delta, eps,
+                               groups[gi].eps_hi, max(INVERSION_RTOL, GROUP_RTOL),
+                               INVERSION_ATOL)
+        fails = []
+        for gj in rest:
+            if eps < groups[gj].eps_hi:
+                v = value(gj, eps, delta)  # (a worst of delta: any value > delta may be 1)
+                if v > delta:
+                    fails.append((v, gj))
+        pending = [gj for _, gj in sorted(fails, key=lambda t: -t[0])]
     return eps

@@ -75,9 +75,9 @@ MAX_FFT_2R = 1 << 17
 FFT_REST = 1e-5
 #: Rows (values of c2) per batch of inverse FFTs.
 CHUNK = 32
-#: Largest FFT points times values of c2 of one D(h, l) (about 0.1 s per 4e6 on one core);
+#: Largest FFT points times values of c2 of one D(h, l) (about 0.025 s per 1e6 on one core);
 #: beyond, each D is bounded by :func:`d_chernoff` (its cost grows like the number of users).
-MAX_WORK_2R = 1 << 22
+MAX_WORK_2R = 1 << 20
 #: A stratum gets the FFT bound of its D when its Chernoff term is at least this share of
 #: the sum (time only: every term is an upper bound).
 REFINE_SHARE = 0.01
