@@ -68,8 +68,8 @@ __all__ = ["TIER_FAMILIES", "MAX_TIERS", "LEVELS", "tier_sum_delta", "tier_sum_e
 _U = float(np.finfo(float).eps) / 2.0
 #: The families with certified interval masses here.
 TIER_FAMILIES = ("laplace", "gaussian", "piecewise", "laplace_shared", "gaussian_shared")
-#: Most distinct budgets (tiers) a profile may have (memory grows with them: about 2.5 GB at
-#: 30,000 tiers of distinct Laplace budgets).
+#: Most distinct budgets a profile may have.  The memory grows with them, about 2.5 GB at
+#: 30,000 distinct Laplace budgets.
 MAX_TIERS = 40_000
 #: Beyond this many tiers one score and one victim tier are used (the cost is per tier).
 FEW_TIERS = 64
