@@ -153,6 +153,36 @@ def _log_pos_moment(law: LatticeLaw, theta: float) -> float:
     return _lse(np.log(law.pmf[pos]) + np.log(x[pos]) + theta * x[pos])
 
 
+def _golden_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
+                  hi: float) -> tuple[float, float]:
+    """:func:`_best_theta` for laws of many points: golden-section search on ``[0, hi]`` of
+    the same convex exponent, one theta per evaluation (to ``1e-4 hi``)."""
+    def f(t: float) -> float:
+        return _log_mgf_r(law, gammas, counts, t) + _log_pos_moment(law, t)
+
+    f_lo = f(0.0)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = 0.0, hi
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(100):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+        if b - a <= 1e-4 * hi:
+            break
+    best = min((f_lo, 0.0), (fc, c), (fd, d))
+    return best[1], best[0]
+
+
+#: Laws of more points than this take :func:`_golden_theta` (the grid's matrices would cost
+#: more than one evaluation per theta).
+GRID_MAX_POINTS = 256
 #: The first pass of :func:`_best_theta`: these fractions of its largest theta.
 THETA_GRID = np.concatenate([[0.0], np.geomspace(1e-9, 1.0, 64)])
 
@@ -162,12 +192,15 @@ def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[floa
     e^{theta X}]`` over theta in [0, theta_max]: the best of a log-spaced grid, then three
     times of a linear grid between the best point's neighbours (a convex function; any theta
     gives a bound, the minimum is only a target).  Per theta, as :func:`_log_mgf_r` and
-    :func:`_log_pos_moment` (all thetas at once; ``theta max|x| <= 700``)."""
+    :func:`_log_pos_moment` (all thetas at once; ``theta max|x| <= 700``); laws of more than
+    ``GRID_MAX_POINTS`` points by :func:`_golden_theta`."""
     x = law.values
     x_abs = float(np.max(np.abs(x)))
     hi = min(1.0 / max(law.step, 1e-300), 700.0 / max(x_abs, 1e-300))
     gammas = np.asarray(gammas, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
+    if x.size > GRID_MAX_POINTS:
+        return _golden_theta(law, gammas, counts, hi)
     with np.errstate(divide="ignore"):
         log_p = np.log(law.pmf)
     pos = (x > 0) & (law.pmf > 0)
