@@ -7,7 +7,16 @@ tests/sgd/test_sgd_doctests.py, which skips with a reason when torch is missing,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# One BLAS/OpenMP thread per test process: the suite runs on two xdist workers (pyproject's
+# addopts) on two cores, and the BLAS threads of one worker competing with the other worker
+# made a test 7x slower in the full run (39 s alone on one thread, 264 s in the suite).
+# The workers are started after this file is read, so they inherit the setting; a value the
+# caller set wins.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 SGD_PACKAGE = Path(__file__).resolve().parent / "src" / "shuffledp" / "sgd"
 

@@ -39,6 +39,7 @@ KNOWN = {
     "rr_upper.argmin": ("shuffledp.bounds.rr_upper", "_ARGMIN"),
     "tier_sum.masses": ("shuffledp.bounds.tier_sum", "_MASSES"),
     "tier_sum.pipelines": ("shuffledp.bounds.tier_sum", "_CACHE"),
+    "blanket.eps": ("shuffledp.bounds.blanket.bound", "_EPS"),
 }
 
 

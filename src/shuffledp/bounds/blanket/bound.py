@@ -85,6 +85,11 @@ GROUP_RTOL = 1e-6
 _VALUES: OrderedDict[tuple, float] = OrderedDict()
 _VALUES_SIZE = 4096
 register_mapping("blanket.values", _VALUES)
+#: eps(delta) of the latest inversions, by (profile digest, delta, family, groups): a
+#: ``Bound.evaluate`` at a delta and ``Bound.eps`` at the same delta share one solve.
+_EPS: OrderedDict[tuple, float] = OrderedDict()
+_EPS_SIZE = 1024
+register_mapping("blanket.eps", _EPS)
 
 
 def blanket_plan(profile: BudgetProfile, family: Family,
@@ -197,7 +202,9 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
     cases = family.blanket_cases(eps, g, classes)
-    two = family.blanket_two_region_cases(eps, g, classes)
+    # (the two-region choices are used from TWO_REGION_MIN_USERS users on: not built below)
+    two = (family.blanket_two_region_cases(eps, g, classes)
+           if float(classes.counts.sum()) >= TWO_REGION_MIN_USERS else [])
     if not cases and not two:
         return 1.0
     # the victim: one user of the group leaves the pool, per choice of blanket the one with
@@ -261,7 +268,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         best = min(best, value)
         if best <= need:
             break
-    if two and float(classes.counts.sum()) >= TWO_REGION_MIN_USERS:
+    if two:
         by_two: dict[int, list] = {}
         for case in two:
             by_two.setdefault(case.choice, []).append(case)
@@ -466,10 +473,20 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     group whose local delta is at least ``delta`` cannot be certified this way: the shared
     bisection of :func:`shuffledp.numerics.eps_from_delta` on the whole bound is used.
     """
+    family = get_family(mechanism)
+    key = (profile_digest(profile), float(delta), family.spec, int(victim_groups))
+    got = lru_get(_EPS, key)
+    if got is not None:
+        return got
+    return lru_put(_EPS, key, _blanket_eps(profile, family, float(delta), mechanism,
+                                           int(victim_groups)), _EPS_SIZE)
+
+
+def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism: Any,
+                 victim_groups: int) -> float:
     from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL
     from shuffledp.numerics import eps_from_delta
 
-    family = get_family(mechanism)
     groups, classes = blanket_plan(profile, family, victim_groups)
 
     def shared() -> float:
