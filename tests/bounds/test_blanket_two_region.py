@@ -50,6 +50,7 @@ from shuffledp.families.blanket import TwoRegionCase, atoms
 from shuffledp.families.laplace import Laplace
 from shuffledp.families.laplace_two_region import (
     K_FAR,
+    K_FARS,
     LOW_RATIO,
     T_SCALES,
     centre_cells,
@@ -257,12 +258,13 @@ def test_masses_are_below_the_brute_force_infimum(case):
     k = int(rng.integers(0, 4))
     c_k = (1.0 - k / 4.0) * eps_hi / 2.0
     t = max(float(T_SCALES[case % len(T_SCALES)]), eps_hi)  # every centre tried
+    k_far = max(float(K_FARS[(case // 2) % len(K_FARS)]), 2.0 * t)  # and every truncation
     near = LOW_RATIO * eps_lo  # classes up to here cover the truncated blanket
     a = np.sort(np.concatenate([rng.uniform(0.05, eps_lo, 3), rng.uniform(eps_lo, near, 2),
                                 rng.uniform(eps_lo, 4.0, 3)]))
     b = a * rng.uniform(1.0, 1.2, a.size)
     b[a <= near] = np.minimum(b[a <= near], near)
-    low, high = two_region_masses(eps_lo, eps_hi, a, b, t, c_k)
+    low, high = two_region_masses(eps_lo, eps_hi, a, b, t, c_k, k_far)
     for eps_u in np.linspace(eps_lo, eps_hi, 3):
         b_u = 2.0 / eps_u
         big_t = t * b_u
@@ -271,12 +273,12 @@ def test_masses_are_below_the_brute_force_infimum(case):
             y = c + np.linspace(-40 * b_u, 40 * b_u, 20001)
             omega = np.exp(-np.abs(y - c) / b_u) / (2 * b_u)
             inside = np.abs(y - c) <= big_t
-            within = np.abs(y - c) <= K_FAR * b_u  # the truncated blanket's support
+            within = np.abs(y - c) <= k_far * b_u  # the truncated blanket's support
             for j in range(a.size):
                 for e_j in np.linspace(a[j], b[j], 3):
                     ratio = _lap_inf(e_j, y) / omega
                     if low[j] > 0:
-                        low_ratio = ratio[within] * (1.0 - math.exp(-K_FAR))
+                        low_ratio = ratio[within] * (1.0 - math.exp(-k_far))
                         assert low[j] <= low_ratio.min() * (1 + 1e-12), (case, j, e_j, eps_u, c)
                     if high[j] > 0:
                         nu1_ratio = ratio[inside] * (1.0 - math.exp(-t))
@@ -411,6 +413,26 @@ def test_two_region_case_shape():
                          np.array([2.0]))
     assert 0.0 < v <= 1.0
     assert atoms([0.0], [1.0]).total == 1.0
+
+
+def test_nearer_truncation_lowers_the_bound_and_stays_above_the_lower_bound(monkeypatch):
+    """1,000 users in U[0.5, 2] (the paper's draw): with the truncation K = 16 b beside 22 b
+    (each a valid bound), eps falls from 0.370 to 0.297 (the group of the smallest budget
+    decides, and the users a little above it cover more of the truncated blanket); it stays
+    above ``tier_sum_lower`` (0.212)."""
+    import shuffledp.families.laplace as lap
+    from shuffledp.experiments.sweeps import draw_budgets
+
+    prof = draw_budgets("uniform_0.5_2", {"kind": "uniform", "low": 0.5, "high": 2.0},
+                        n=1000, seed=20240101)
+    blanket = get_bound("blanket")
+    clear_caches()
+    both = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
+    monkeypatch.setattr(lap, "K_FARS", lap.K_FARS[:1])
+    clear_caches()
+    one = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
+    lower = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="laplace")
+    assert lower <= both < 0.85 * one, (lower, both, one)
 
 
 def test_wider_centres_lower_the_bound_and_stay_above_the_lower_bound(monkeypatch):

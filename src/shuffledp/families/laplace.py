@@ -37,6 +37,7 @@ from shuffledp.families.laplace_blanket import (
     two_slope_shapes,
 )
 from shuffledp.families.laplace_two_region import (
+    K_FARS,
     T_SCALES,
     T_SCALES_MAX_USERS,
     two_region_cases,
@@ -237,20 +238,25 @@ class Laplace(Family):
         """The two-region blanket (docs/theory.md 15.4, "Two coverage regions";
         :mod:`shuffledp.families.laplace_two_region`): the victim's own blanket, covered whole
         by the users at or below the group's smallest budget and in its centre by all the
-        others; one choice per centre of ``T_SCALES`` (the first alone above
-        ``T_SCALES_MAX_USERS`` users)."""
+        others; one choice per centre of ``T_SCALES`` and truncation of ``K_FARS`` (the
+        first of each alone above ``T_SCALES_MAX_USERS`` users)."""
         out: list = []
         # one choice per centre T = t b (t = max(t_scale, eps_hi): the same for every scale
-        # at or below eps_hi); the default one alone for many users (time only)
+        # at or below eps_hi) and truncation K = k b; the defaults alone for many users (time
+        # only)
         many = float(np.sum(users.counts)) > T_SCALES_MAX_USERS
-        scales = dict.fromkeys(max(ts, group.eps_hi) for ts in T_SCALES[:1 if many else None])
-        for i, ts in enumerate(scales):
+        first = 1 if many else None
+        # (t, k) with t = max(t0, eps_hi), k = max(k0, 2 t): each distinct pair once
+        pairs = dict.fromkeys((t, max(k, 2.0 * t))
+                              for t in (max(ts, group.eps_hi) for ts in T_SCALES[:first])
+                              for k in K_FARS[:first])
+        for i, (ts, kf) in enumerate(pairs):
             out += two_region_cases(eps, group.eps_lo, group.eps_hi,
                                     np.asarray(users.eps_a, dtype=np.float64),
                                     np.asarray(users.eps_b, dtype=np.float64),
                                     1.0 - np.asarray(users.delta, dtype=np.float64),
                                     choice=-1 - i, counts=np.asarray(users.counts),
-                                    t_scale=ts)
+                                    t_scale=ts, k_far=kf)
         return out
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
