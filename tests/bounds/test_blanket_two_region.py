@@ -415,23 +415,31 @@ def test_two_region_case_shape():
     assert atoms([0.0], [1.0]).total == 1.0
 
 
+def _with_and_without(monkeypatch, prof: BudgetProfile, choices: str) -> tuple[float, ...]:
+    """(tier_sum_lower, blanket with every choice, blanket with only the first entry of the
+    Laplace family's ``choices`` constant), eps at delta = 1e-6."""
+    import shuffledp.families.laplace as lap
+
+    blanket = get_bound("blanket")
+    clear_caches()
+    every = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
+    monkeypatch.setattr(lap, choices, getattr(lap, choices)[:1])
+    clear_caches()
+    one = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
+    lower = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="laplace")
+    return lower, every, one
+
+
 def test_nearer_truncation_lowers_the_bound_and_stays_above_the_lower_bound(monkeypatch):
     """1,000 users in U[0.5, 2] (the paper's draw): with the truncation K = 16 b beside 22 b
     (each a valid bound), eps falls from 0.370 to 0.297 (the group of the smallest budget
     decides, and the users a little above it cover more of the truncated blanket); it stays
     above ``tier_sum_lower`` (0.212)."""
-    import shuffledp.families.laplace as lap
     from shuffledp.experiments.sweeps import draw_budgets
 
     prof = draw_budgets("uniform_0.5_2", {"kind": "uniform", "low": 0.5, "high": 2.0},
                         n=1000, seed=20240101)
-    blanket = get_bound("blanket")
-    clear_caches()
-    both = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
-    monkeypatch.setattr(lap, "K_FARS", lap.K_FARS[:1])
-    clear_caches()
-    one = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
-    lower = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="laplace")
+    lower, both, one = _with_and_without(monkeypatch, prof, "K_FARS")
     assert lower <= both < 0.85 * one, (lower, both, one)
 
 
@@ -439,14 +447,6 @@ def test_wider_centres_lower_the_bound_and_stay_above_the_lower_bound(monkeypatc
     """1,000 users in U[0.5, 2]: the choices of every centre of ``T_SCALES`` (each a valid
     bound) give a smaller eps than the default centre alone (measured 0.37 against 0.49 on
     the paper's draw) and stay above ``tier_sum_lower``."""
-    import shuffledp.families.laplace as lap
-
     prof = BudgetProfile.from_arrays(np.random.default_rng([SEED, 8]).uniform(0.5, 2.0, 1000))
-    blanket = get_bound("blanket")
-    clear_caches()
-    several = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
-    monkeypatch.setattr(lap, "T_SCALES", lap.T_SCALES[:1])
-    clear_caches()
-    one = blanket.eps(profile=prof, delta=1e-6, mechanism="laplace")
-    lower = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="laplace")
+    lower, several, one = _with_and_without(monkeypatch, prof, "T_SCALES")
     assert lower <= several < 0.9 * one, (lower, several, one)
