@@ -446,3 +446,22 @@ def test_piecewise_ratio_groups_over_all_users(monkeypatch):
     quarter = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="piecewise").eps
     clear_caches()
     assert every < 0.97 * quarter, (every, quarter)
+
+
+@pytest.mark.parametrize("budgets", [[1e-9, 4.0617275789387344e-214], [5e-324] * 2, [1e-7] * 5])
+def test_budgets_below_the_laplace_floor_take_the_local_guarantee(budgets):
+    """Victim groups below ``Laplace.blanket_eps_floor`` (1e-6) take the victims' local
+    guarantee, the (eps_hi, delta_hi)-RR divergence (Kairouz et al., Theorem 2.1), instead of
+    the blanket's numerics (which overflowed there: the long soundness run's falsifying
+    examples, ValueError instead of a value)."""
+    from shuffledp.bounds.base import local_only_delta
+
+    prof = BudgetProfile.from_arrays(budgets)
+    bound = get_bound("blanket")
+    for eps in (0.0, 1e-12, 1e-8, 0.5):
+        got = bound.delta(profile=prof, eps=eps, mechanism="laplace")
+        assert got == pytest.approx(local_only_delta(prof, eps), rel=1e-12, abs=1e-300)
+    for delta in (1e-30, 1e-6, 0.5):
+        e = bound.eps(profile=prof, delta=delta, mechanism="laplace")
+        assert 0.0 <= e <= max(budgets)
+        assert local_only_delta(prof, e) <= delta or e == max(budgets)

@@ -168,6 +168,10 @@ class Family:
     #: ... among the lowest this share of the users (the cuts cost time where the family's
     #: law of l has many cells, as Laplace's; piecewise's has three atoms).
     blanket_ratio_share: ClassVar[float] = 0.25
+    #: ``blanket``: victim groups whose largest budget is below this take the victims' local
+    #: guarantee alone (the family's blanket numerics need the scales it implies: Laplace's
+    #: 2 / eps overflows the cells' moments near eps = 1e-200).
+    blanket_eps_floor: ClassVar[float] = 0.0
 
     def __post_init__(self) -> None:
         if self.needs_k:

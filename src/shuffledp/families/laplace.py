@@ -155,6 +155,7 @@ class Laplace(Family):
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
     blanket_ratio_groups: ClassVar[bool] = True
+    blanket_eps_floor: ClassVar[float] = 1e-6
     cuts_tails: ClassVar[bool] = True
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

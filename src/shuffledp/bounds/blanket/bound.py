@@ -44,6 +44,8 @@ from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 from shuffledp.families.blanket import Cells
 
+special = lazy_module("scipy.special")
+
 optimize = lazy_module("scipy.optimize")
 
 __all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "blanket_group_delta", "SD_STEPS",
@@ -201,6 +203,12 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     g = groups[gi]
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
+    if g.eps_hi < family.blanket_eps_floor:
+        # budgets below the family's blanket numerics: the victims' local guarantee alone
+        # (post-processing), the hockey-stick divergence of (eps_hi, delta_hi)-randomized
+        # response (Kairouz, Oh, Viswanath, ICML 2015, Theorem 2.1)
+        pure = -float(special.expit(g.eps_hi)) * math.expm1(eps - g.eps_hi)
+        return float(min(1.0, g.delta_hi + (1.0 - g.delta_hi) * pure))
     cases = family.blanket_cases(eps, g, classes)
     # (the two-region choices are used from TWO_REGION_MIN_USERS users on: not built below)
     two = (family.blanket_two_region_cases(eps, g, classes)
