@@ -67,6 +67,9 @@ SHAPE_PLAN = ((1.5, "mean"), (3.0, "low"))
 SHAPE_BELOW = 0.75
 
 _U = U
+#: Smallest budget whose cell masses are computed (``window_lower``): 2 / eps overflows
+#: below about 1.1e-308.
+MIN_CELL_EPS = 1e-300
 
 
 def _mass_laplace(lo: float, hi: float, x: float, scale: NDArray) -> tuple[NDArray, NDArray]:
@@ -211,7 +214,9 @@ class Laplace(Family):
         bb = np.asarray(users.eps_b, dtype=np.float64)
         keep = 1.0 - np.asarray(users.delta)
         shapes = [(BlanketShape.laplace(b_v), f"eps_r = {v:g}")]
-        live = (users.counts > 0) & (bb > 0)
+        # the users that may shape a choice (budgets below the floor would give scales the
+        # cells cannot hold; they keep their masses against the others)
+        live = (users.counts > 0) & (a >= self.blanket_eps_floor)
         if group.eps_lo == group.eps_hi:
             below = np.unique(bb[(bb < v) & live])
             if below.size:
@@ -266,6 +271,12 @@ class Laplace(Family):
 
     def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
                     window: Window) -> tuple[NDArray[np.float64], ...]:
+        if float(np.min(eps)) < MIN_CELL_EPS:
+            from shuffledp.errors import ParameterRegimeError
+
+            raise ParameterRegimeError(
+                f"the Laplace cell masses need every eps_i >= {MIN_CELL_EPS:g} (the scale "
+                f"2 / eps_i overflows below), got eps_i = {float(np.min(eps))!r}")
         scale = 2.0 / eps
 
         def mass(lo, hi, xx):

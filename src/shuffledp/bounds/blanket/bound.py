@@ -144,7 +144,8 @@ def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
     if not np.any(pos):
         return np.zeros(0, dtype=np.int64)
     base = float(eps[pos].min())
-    level = np.where(pos, np.floor(np.log(np.maximum(eps, base) / base)
+    # (a difference of logs: eps / base overflows for base near the smallest float)
+    level = np.where(pos, np.floor((np.log(np.maximum(eps, base)) - math.log(base))
                                    / math.log(GROUP_RATIO)), 0.0)
     cuts = np.flatnonzero(np.diff(level)) + 1
     below = np.cumsum(counts)[cuts - 1]  # users below each cut
