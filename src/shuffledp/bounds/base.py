@@ -149,11 +149,21 @@ def local_only_delta(profile: BudgetProfile, eps: float) -> float:
     >>> round(local_only_delta(BudgetProfile.identical(n=2, eps0=math.log(3.0)), 0.0), 12)
     0.5
     """
-    e_max, d_max = profile.eps_max, profile.delta_max
-    if eps >= e_max:
-        return d_max
-    pure = -float(special.expit(e_max)) * math.expm1(eps - e_max)
-    return d_max + (1.0 - d_max) * pure
+    return ldp_delta(profile.eps_max, profile.delta_max, eps)
+
+
+def ldp_delta(eps_v: float, delta_v: float, eps: float) -> float:
+    """The largest delta(eps) of an (eps_v, delta_v)-DP pair: that of (eps_v, delta_v)-
+    randomized response, ``delta_v + (1 - delta_v) (e^{eps_v} - e^eps) / (1 + e^{eps_v})``
+    for eps < eps_v, ``delta_v`` above (Kairouz, Oh, Viswanath, ICML 2015, Theorem 2.1).
+
+    >>> round(ldp_delta(math.log(3.0), 0.0, 0.0), 12)
+    0.5
+    """
+    if eps >= eps_v:
+        return delta_v
+    pure = -float(special.expit(eps_v)) * math.expm1(eps - eps_v)
+    return delta_v + (1.0 - delta_v) * pure
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.errors import ParameterRegimeError
 from shuffledp.families.base import (
     Family,
     UserClasses,
@@ -272,8 +273,6 @@ class Laplace(Family):
     def cell_masses(self, x: float, eps: NDArray[np.float64], delta: NDArray[np.float64],
                     window: Window) -> tuple[NDArray[np.float64], ...]:
         if float(np.min(eps)) < MIN_CELL_EPS:
-            from shuffledp.errors import ParameterRegimeError
-
             raise ParameterRegimeError(
                 f"the Laplace cell masses need every eps_i >= {MIN_CELL_EPS:g} (the scale "
                 f"2 / eps_i overflows below), got eps_i = {float(np.min(eps))!r}")

@@ -44,8 +44,6 @@ from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 from shuffledp.families.blanket import Cells
 
-special = lazy_module("scipy.special")
-
 optimize = lazy_module("scipy.optimize")
 
 __all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "blanket_group_delta", "SD_STEPS",
@@ -206,10 +204,10 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         return g.delta_hi
     if g.eps_hi < family.blanket_eps_floor:
         # budgets below the family's blanket numerics: the victims' local guarantee alone
-        # (post-processing), the hockey-stick divergence of (eps_hi, delta_hi)-randomized
-        # response (Kairouz, Oh, Viswanath, ICML 2015, Theorem 2.1)
-        pure = -float(special.expit(g.eps_hi)) * math.expm1(eps - g.eps_hi)
-        return float(min(1.0, g.delta_hi + (1.0 - g.delta_hi) * pure))
+        # (post-processing), that of (eps_hi, delta_hi)-randomized response
+        from shuffledp.bounds.base import ldp_delta
+
+        return float(min(1.0, ldp_delta(g.eps_hi, g.delta_hi, eps)))
     cases = family.blanket_cases(eps, g, classes)
     # (the two-region choices are used from TWO_REGION_MIN_USERS users on: not built below)
     two = (family.blanket_two_region_cases(eps, g, classes)
