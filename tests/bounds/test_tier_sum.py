@@ -73,10 +73,16 @@ def pair_truth_n2(mechanism: str, eps_v: float, eps_o: float, x_star: float, eps
                                                    ("piecewise", 1.0, 3.0),
                                                    ("gaussian", 1.0, 3.0)])
 def test_n2_never_above_the_pairs(mechanism, eps_a, eps_b):
+    check_n2(mechanism, eps_a, eps_b,
+             lambda prof, eps: LOWER.delta(profile=prof, eps=eps, mechanism=mechanism))
+
+
+def check_n2(mechanism, eps_a, eps_b, lower):
+    """``lower(profile, eps)`` never above the n = 2 quadrature truths, and not vacuous."""
     delta_i = 1e-6 if mechanism == "gaussian" else 0.0
     prof = BudgetProfile.from_histogram([eps_a, eps_b], [1, 1], [delta_i, delta_i])
     for eps in (0.0, 0.3, 0.8 * eps_b):
-        low = LOWER.delta(profile=prof, eps=eps, mechanism=mechanism)
+        low = lower(prof, eps)
         truths = [pair_truth_n2(mechanism, ev, eo, xs, eps, delta_i)
                   for ev, eo in ((eps_a, eps_b), (eps_b, eps_a)) for xs in (-1.0, 0.0)]
         # the quadrature's error is below 3e-3 here (1601^2 points; the piecewise densities jump)

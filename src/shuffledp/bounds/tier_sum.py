@@ -68,11 +68,17 @@ __all__ = ["TIER_FAMILIES", "MAX_TIERS", "LEVELS", "tier_sum_delta", "tier_sum_e
 _U = float(np.finfo(float).eps) / 2.0
 #: The families with certified interval masses here.
 TIER_FAMILIES = ("laplace", "gaussian", "piecewise", "laplace_shared", "gaussian_shared")
-#: Most distinct budgets a profile may have.  The memory grows with them, about 2.5 GB at
-#: 30,000 distinct Laplace budgets.
-MAX_TIERS = 40_000
+#: Most distinct budgets a profile may have (the time of the many-budgets pipeline grows
+#: linearly with them).
+MAX_TIERS = 10_000_000
 #: Beyond this many tiers one score and one victim tier are used (the cost is per tier).
 FEW_TIERS = 64
+#: Beyond FEW_TIERS distinct budgets :mod:`shuffledp.bounds.tier_sum_many` is used (no FFT per
+#: budget; as tight or tighter, docs/theory.md 13.7); when the laws are too lumpy for it
+#: (piecewise densities), the direct pipeline (one FFT per budget) up to this many budgets.
+DIRECT_MAX_TIERS = 40_000
+#: Whether the many-budgets pipeline is used (tests switch it off to compare).
+MANY_PIPELINE = True
 #: Smallest budget handled.
 EPS_FLOOR = 1e-6
 #: Work allowed per pipeline: tiers times FFT points.
@@ -167,18 +173,24 @@ def _score_numerator(statistic: str, p_v: NDArray, q_v: NDArray) -> NDArray:
     raise ValueError(f"unknown statistic {statistic!r}")
 
 
+def cell_edges(fam: Family, eps_v: float, delta_v: float, cells: int = CELLS) -> NDArray:
+    """Edges of the fine cells (and the two infinite tails) of the victim tier's range."""
+    _, span = _mass_fn(fam)
+    a, b = span(eps_v, delta_v)
+    # half of the cells on [-1, 1] (where the inputs are), a quarter on each side
+    inner = np.linspace(max(a, -1.0), min(b, 1.0), cells // 2 + 1)
+    left = np.linspace(a, inner[0], cells // 4 + 1)[:-1] if a < inner[0] else np.zeros(0)
+    right = np.linspace(inner[-1], b, cells // 4 + 1)[1:] if b > inner[-1] else np.zeros(0)
+    return np.concatenate([[-math.inf], left, inner, right, [math.inf]])
+
+
 def cell_masses(fam: Family, eps: NDArray, delta: NDArray, v: int, x_star: float,
                 cells: int = CELLS) -> tuple[NDArray, ...]:
     """Masses of the fine cells (and the two tails) of the victim tier's range: ``(o_all,
     e_all, p_v, q_v, ep_v)``, the others' masses at ``x_star`` per tier and their error bounds,
     the victim's at +1 and -1 and the sum of their error bounds per cell."""
-    mass, span = _mass_fn(fam)
-    a, b = span(float(eps[v]), float(delta[v]))
-    # half of the cells on [-1, 1] (where the inputs are), a quarter on each side
-    inner = np.linspace(max(a, -1.0), min(b, 1.0), cells // 2 + 1)
-    left = np.linspace(a, inner[0], cells // 4 + 1)[:-1] if a < inner[0] else np.zeros(0)
-    right = np.linspace(inner[-1], b, cells // 4 + 1)[1:] if b > inner[-1] else np.zeros(0)
-    edges = np.concatenate([[-math.inf], left, inner, right, [math.inf]])
+    mass, _ = _mass_fn(fam)
+    edges = cell_edges(fam, float(eps[v]), float(delta[v]), cells)
     m = edges.size - 1
     o_all = np.zeros((eps.size, m))
     e_all = np.zeros((eps.size, m))
@@ -192,6 +204,25 @@ def cell_masses(fam: Family, eps: NDArray, delta: NDArray, v: int, x_star: float
         p_v[c], q_v[c] = float(pv[0]), float(qv[0])
         ep_v[c] = float(epv[0]) + float(eqv[0])
     return o_all, e_all, p_v, q_v, ep_v
+
+
+def cell_scores(statistic: str, p_v: NDArray, q_v: NDArray, w_bar: NDArray, eps_v: float,
+                levels: int = LEVELS) -> NDArray:
+    """The score g (an integer in ``0..levels``) of each fine cell: the statistic's numerator
+    over the average other report's mass ``w_bar``, clipped and quantized linearly."""
+    top = _score_numerator(statistic, p_v, q_v)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = top / w_bar
+    ratio = np.where(top == 0, 0.0, ratio)
+    ratio = np.where(np.isnan(ratio), 0.0, ratio)
+    finite = ratio[np.isfinite(ratio)]
+    cap = math.exp(2.0 * eps_v)
+    r_hi = min(float(np.max(np.abs(finite))) if finite.size else 1.0, cap)
+    r_hi = max(r_hi, 1e-300)
+    r_lo = -r_hi if statistic.startswith("(") else 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = np.floor(levels * (np.clip(ratio, r_lo, r_hi) - r_lo) / (r_hi - r_lo))
+    return np.clip(np.where(np.isfinite(g), g, levels), 0, levels).astype(np.int64)
 
 
 def tier_laws(fam: Family, eps: NDArray, delta: NDArray, counts: NDArray, v: int,
@@ -216,19 +247,7 @@ def tier_laws(fam: Family, eps: NDArray, delta: NDArray, counts: NDArray, v: int
     others = counts.astype(np.float64).copy()
     others[v] -= 1.0
     w_bar = (others @ o_all) / float(others.sum()) if others.sum() > 0 else q_v
-    top = _score_numerator(statistic, p_v, q_v)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ratio = top / w_bar
-    ratio = np.where(top == 0, 0.0, ratio)
-    ratio = np.where(np.isnan(ratio), 0.0, ratio)
-    finite = ratio[np.isfinite(ratio)]
-    cap = math.exp(2.0 * float(eps[v]))
-    r_hi = min(float(np.max(np.abs(finite))) if finite.size else 1.0, cap)
-    r_hi = max(r_hi, 1e-300)
-    r_lo = -r_hi if statistic.startswith("(") else 0.0
-    with np.errstate(invalid="ignore", over="ignore"):
-        g = np.floor(levels * (np.clip(ratio, r_lo, r_hi) - r_lo) / (r_hi - r_lo))
-    g = np.clip(np.where(np.isfinite(g), g, levels), 0, levels).astype(np.int64)
+    g = cell_scores(statistic, p_v, q_v, w_bar, float(eps[v]), levels)
     laws = np.zeros((eps.size, levels + 1))
     for t in range(eps.size):
         laws[t] = np.bincount(g, weights=np.clip(o_all[t], 0.0, 1.0), minlength=levels + 1)
@@ -347,7 +366,20 @@ def _pipelines(profile: BudgetProfile, mechanism: Any) -> list[_Pipeline]:
     few = eps.size <= FEW_TIERS
     order = np.argsort(-eps, kind="stable")[:MAX_VICTIMS if few else 1]
     stats = STATISTICS if few else STATISTICS[-1:]
-    out = []
+    out: list[_Pipeline] = []
+    if not few and MANY_PIPELINE:
+        from shuffledp.bounds.tier_sum_many import ManyPipeline, TooManyFrequencies
+
+        try:
+            out = [ManyPipeline(fam, eps, delta, counts, int(order[0]), stats[-1], x_star)
+                   for x_star in OTHERS_AT]
+            order = order[:0]
+        except TooManyFrequencies:
+            if eps.size > DIRECT_MAX_TIERS:
+                raise
+    if not out and eps.size > DIRECT_MAX_TIERS:
+        raise ParameterRegimeError(f"tier_sum_lower: the direct pipeline handles at most "
+                                   f"{DIRECT_MAX_TIERS} distinct budgets, got {eps.size}")
     for v in order:
         if eps[v] <= 0.0:
             continue
@@ -445,14 +477,15 @@ BOUND = register_bound(
             citation=("the pair 'others at x1' with a likelihood score against the average "
                       "other report (Su, Cheng, Wang's statistic when "
                       "budgets are equal; IEEE S&P 2026, arXiv 2504.07414), quantized; exact "
-                      "per-tier convolutions: docs/theory.md 13.6"),
+                      "per-tier convolutions (docs/theory.md 13.6), beyond 64 distinct budgets "
+                      "few frequencies and a certified bound on the others (13.7)"),
             personalized=True,
             approx_ldp=True,
             randomizers=("laplace",),
             options={"mechanism": "laplace"},
             coverage_note=("a lower bound for its mechanism (option mechanism: laplace, "
                            "gaussian, piecewise, laplace_shared, gaussian_shared), at most "
-                           "40000 distinct budgets"),
+                           "10^7 distinct budgets"),
         ),
         delta_fn=tier_sum_delta,
         eps_fn=tier_sum_eps,
