@@ -4,8 +4,9 @@ For a profile and a randomizer family F (option ``mechanism``): the profile's bu
 put into victim groups (contiguous ranges of tiers, as ``clones``' mechanism-aware groups, cut
 further to a budget ratio ``GROUP_RATIO`` among the lowest budgets for the families that ask,
 ``Family.blanket_ratio_groups``, and below every tier holding ``HEAVY_SHARE`` of the users on
-profiles of more than ``HEAVY_MIN_TIERS`` budgets (``_heavy_cuts``), or one tier per group for the families that need it or
-prefer it up to ``MAX_TIER_GROUPS`` tiers, ``Family.blanket_groups``) and user classes
+profiles of more than ``HEAVY_MIN_TIERS`` budgets (``_heavy_cuts``), or one tier per group
+for the families that need it or prefer it up to ``MAX_TIER_GROUPS`` tiers,
+``Family.blanket_groups``) and user classes
 (one per tier, or contiguous ranges of tiers inside a group above ``BIN_MIN_TIERS`` tiers).
 For each group the family gives its cases (:meth:`~shuffledp.families.base.Family.
 blanket_cases`), each a law of the privacy amplification variable and the classes' blanket
