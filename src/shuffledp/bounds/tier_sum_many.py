@@ -32,7 +32,9 @@ the masses' error bound).  The others' sum O has the characteristic function
   ``M_{t,d} = sum over the disjoint pairs (l, l + d), l mod 2d < d, of min(a_t[l], a_t[l+d])``,
   from ``|a + b e^{i theta d}| <= a + b - 2 min(a, b) (1 - |cos(theta d / 2)|)``.
 
-K is chosen from the representatives so that (Q) is below ``e^-LOG_CUT`` beyond it; the charge
+A frequency where some user's ``|1 + psi_t|`` is within its rounding bound of 0 is dropped
+too, charged ``prod_t (|1 + psi_t| + rounding)^{n_t}``.  K is chosen from the representatives
+so that (Q) is below ``e^-LOG_CUT`` beyond it; the charge
 is computed from the exact aggregates, whatever K turned out to be.  The window of T is chosen
 from the representatives too (with a margin) and the mass outside it is charged from the exact
 mean and variance (Bernstein), as in the direct pipeline.  Cost: O(users x (runs + K L)), memory
@@ -201,18 +203,23 @@ class _Pass:
                                            + (run_lo.size + self.levels + 2) * _U))
         return law, tv
 
-    def run(self, ks: NDArray, *, with_aggregates: bool) -> tuple[NDArray, NDArray]:
-        """``(sum_t n_t log phi_t(theta_k) + i theta_k c n_others, its error bound)`` for the
-        frequencies ``ks`` (``log phi_t = -i theta c + log(1 + psi_t)``; the centre's phase is
-        left to the caller)."""
+    def run(self, ks: NDArray, *, with_aggregates: bool) -> tuple[NDArray, ...]:
+        """``(sum_t n_t log phi_t(theta_k) + i theta_k c n_others, its error bound, zero,
+        log_ub)`` for the frequencies ``ks`` (``log phi_t = -i theta c + log(1 + psi_t)``; the
+        centre's phase is left to the caller).  Where some user's ``|1 + psi_t|`` is within
+        its rounding bound of 0 (``zero``), ``log_ub`` bounds ``log |phi_O|`` instead (the
+        caller drops that frequency and charges it)."""
         theta = 2.0 * math.pi * ks / self.n_fft
         x = np.outer(self.lvals, theta)
         em1 = -2.0 * np.sin(x / 2.0) ** 2 - 1j * np.sin(x)  # e^{-ix} - 1, no cancellation
         reach = max(self.centre, self.levels - self.centre)
         err_psi = (self.levels + 8.0) * _U * np.minimum(2.0, theta * reach)
-        log_o = np.zeros(ks.size, dtype=complex)
+        log_mod = np.zeros(ks.size)
+        arg = np.zeros(ks.size)
         err_log = np.zeros(ks.size)
         abs_log = np.zeros(ks.size)
+        log_ub = np.zeros(ks.size)
+        zero = np.zeros(ks.size, dtype=bool)
         agg = [0.0, 0.0, 0.0, 0.0, np.zeros(self.distances.size)]
         chunks = 0
         for i in range(0, self.live.size, CHUNK):
@@ -225,19 +232,25 @@ class _Pass:
                     agg[j] = agg[j] + val
             psi = law @ em1
             mod1 = np.abs(1.0 + psi)
+            bad = mod1 <= err_psi[None, :]
+            zero |= bad.any(axis=0)
             with np.errstate(divide="ignore"):
-                lg = (0.5 * np.log1p(2.0 * psi.real + np.abs(psi) ** 2)
-                      + 1j * np.arctan2(psi.imag, 1.0 + psi.real))
-                err_log += n_t @ (err_psi[None, :] / np.maximum(mod1 - err_psi[None, :], 0.0))
-            log_o += n_t @ lg
-            abs_log += n_t @ np.abs(lg)
+                # |phi_t| <= |1 + psi_t| + its rounding bound, at every frequency
+                log_ub += n_t @ np.log(np.minimum(mod1 + err_psi[None, :], 1.0))
+                lg_re = np.where(bad, 0.0, 0.5 * np.log1p(2.0 * psi.real + np.abs(psi) ** 2))
+            lg_im = np.arctan2(psi.imag, 1.0 + psi.real)
+            gap = np.where(bad, 1.0, mod1 - err_psi[None, :])
+            err_log += n_t @ np.where(bad, 0.0, err_psi[None, :] / gap)
+            log_mod += n_t @ lg_re
+            arg += n_t @ lg_im
+            abs_log += n_t @ (np.abs(lg_re) + np.abs(lg_im))
             chunks += 1
         if with_aggregates:
             agg[0] += self.centre * float(self.others.sum())  # means in the score's values
             self.aggregates = tuple(agg)
         # the sums' own rounding (pairwise within a chunk, then chunk by chunk)
         err_log += 2.0 * _U * (math.log2(max(self.live.size, 2)) + chunks + 4.0) * abs_log
-        return log_o, err_log
+        return log_mod + 1j * arg, err_log, zero, log_ub
 
 
 class ManyPipeline(_Pipeline):
@@ -315,7 +328,7 @@ class ManyPipeline(_Pipeline):
                 f"handles at most {DIRECT_MAX_TIERS} distinct budgets")
         # ---- the pass over the users
         acc = _Pass(mass, x_star, eps, delta, others, runs, levels, n_fft, distances)
-        log_o, err_log = acc.run(np.arange(k_max + 1), with_aggregates=True)
+        log_o, err_log, zero, log_ub = acc.run(np.arange(k_max + 1), with_aggregates=True)
         mean_o, var_o, s2, c4, pair_sums = acc.aggregates
         tv = acc.tv
         safe = cf_modulus_bound(theta_all, s2 * (1.0 - 1e-9), c4 * (1.0 + 1e-9), distances,
@@ -331,8 +344,9 @@ class ManyPipeline(_Pipeline):
                     f"frequencies (lumpy laws, e.g. piecewise densities); the direct pipeline "
                     f"handles at most {DIRECT_MAX_TIERS} distinct budgets")
             more = np.arange(k_max + 1, k_need + 1)
-            lg2, el2 = acc.run(more, with_aggregates=False)
+            lg2, el2, z2, ub2 = acc.run(more, with_aggregates=False)
             log_o, err_log = np.concatenate([log_o, lg2]), np.concatenate([err_log, el2])
+            zero, log_ub = np.concatenate([zero, z2]), np.concatenate([log_ub, ub2])
             k_max = k_need
         ks = np.arange(k_max + 1)
         # ---- phi_O on the circle, shifted so that index j is T = lo + j; the centre's phase
@@ -340,8 +354,9 @@ class ManyPipeline(_Pipeline):
         shift = (int(round(n_others)) * centre - lo) % n_fft
         phase = -2.0 * math.pi * ((ks * shift) % n_fft) / n_fft
         phi_o = np.zeros(n_fft // 2 + 1, dtype=complex)
-        phi_o[:k_max + 1] = np.exp(log_o.real) * np.exp(
-            1j * np.remainder(log_o.imag + phase, 2.0 * math.pi))
+        phi_o[:k_max + 1] = np.where(zero, 0.0, np.exp(log_o.real) * np.exp(
+            1j * np.remainder(log_o.imag + phase, 2.0 * math.pi)))
+        err_log = np.where(zero, 0.0, err_log)
         if not np.all(np.isfinite(phi_o)) or not np.all(np.isfinite(err_log)):
             raise ParameterRegimeError("tier_sum_lower: the statistic's law is not finite "
                                        "(floating point); no certificate")
@@ -355,7 +370,10 @@ class ManyPipeline(_Pipeline):
         err_prod = 2.0 * float((abs_phi * np.expm1(err_log)).sum()) / n_fft
         mod_sum = 2.0 * float(abs_phi.sum()) / n_fft
         err_fft = FFT_SAFETY * _U * (5.0 * math.log2(n_fft) + 8.0) * mod_sum
-        self.dropped = 2.0 * float(np.exp(safe[k_max + 1:]).sum()) / n_fft
+        # the frequencies beyond K, and those where a factor vanished numerically (dropped,
+        # |phi_O| at most exp(log_ub) there)
+        self.dropped = 2.0 * (float(np.exp(safe[k_max + 1:]).sum())
+                              + float(np.exp(log_ub[zero]).sum())) / n_fft
         self.entry_err = err_prod + err_fft + self.dropped
         keep = (a > self.entry_err) | (b > self.entry_err)
         self.a, self.b = a[keep], b[keep]
