@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from shuffledp import BudgetProfile, ParameterRegimeError, get_bound
 from shuffledp.bounds import tier_sum as TS
+from shuffledp.bounds import tier_sum_laws as TL
 from shuffledp.bounds import tier_sum_many as TM
 from shuffledp.caching import clear_caches
 from shuffledp.families import get_family
@@ -90,8 +91,8 @@ def test_cf_modulus_bound_holds(kind):
 def _reference_delta(pl, fam, eps, delta, counts, v, big_e):
     """The same statistic (``pl.score`` on the fine cells) with every frequency: each user's
     law from the fine cells' masses, one FFT per user, no truncation."""
-    edges = TS.cell_edges(fam, float(eps[v]), float(delta[v]))
-    mass, _ = TS._mass_fn(fam)
+    edges = TL.cell_edges(fam, float(eps[v]), float(delta[v]))
+    mass, _ = TL._mass_fn(fam)
     size = pl.levels + 1
     n_fft = pl.n_fft
     others = counts.astype(float).copy()

@@ -1,5 +1,4 @@
-"""``tier_sum_lower`` with many distinct budgets (more than
-``tier_sum.DIRECT_MAX_TIERS``): the same
+"""``tier_sum_lower`` with many distinct budgets (more than ``tier_sum.FEW_TIERS``): the same
 statistic's exact law, with each user's characteristic function evaluated only at the low
 frequencies that matter and the others bounded (docs/theory.md 13.7).
 
@@ -53,8 +52,7 @@ from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import FFT_SAFETY, _bernstein, _halfwidth
-from shuffledp.bounds.tier_sum import (
-    DIRECT_MAX_TIERS,
+from shuffledp.bounds.tier_sum_laws import (
     LEVELS,
     MAX_FFT,
     WINDOW_TAIL,
@@ -324,8 +322,7 @@ class ManyPipeline(_Pipeline):
         if k_max * users * (levels + 1) > MORE_WORK:
             raise TooManyFrequencies(
                 f"tier_sum_lower: the score's laws need about {k_max} of {n_fft // 2} "
-                f"frequencies (lumpy laws, e.g. piecewise densities); the direct pipeline "
-                f"handles at most {DIRECT_MAX_TIERS} distinct budgets")
+                f"frequencies (lumpy laws, e.g. piecewise densities)")
         # ---- the pass over the users
         acc = _Pass(mass, x_star, eps, delta, others, runs, levels, n_fft, distances)
         log_o, err_log, zero, log_ub = acc.run(np.arange(k_max + 1), with_aggregates=True)
@@ -341,8 +338,7 @@ class ManyPipeline(_Pipeline):
             if (k_need - k_max) * acc.live.size * (levels + 1) > MORE_WORK:
                 raise TooManyFrequencies(
                     f"tier_sum_lower: the score's laws need {k_need} of {n_fft // 2} "
-                    f"frequencies (lumpy laws, e.g. piecewise densities); the direct pipeline "
-                    f"handles at most {DIRECT_MAX_TIERS} distinct budgets")
+                    f"frequencies (lumpy laws, e.g. piecewise densities)")
             more = np.arange(k_max + 1, k_need + 1)
             lg2, el2, z2, ub2 = acc.run(more, with_aggregates=False)
             log_o, err_log = np.concatenate([log_o, lg2]), np.concatenate([err_log, el2])
