@@ -322,7 +322,7 @@ class ManyPipeline(_Pipeline):
         if k_max * users * (levels + 1) > MORE_WORK:
             raise TooManyFrequencies(
                 f"tier_sum_lower: the score's laws need about {k_max} of {n_fft // 2} "
-                f"frequencies (lumpy laws, e.g. piecewise densities)")
+                f"frequencies (the users' laws are too lumpy or too few for fewer)")
         # ---- the pass over the users
         acc = _Pass(mass, x_star, eps, delta, others, runs, levels, n_fft, distances)
         log_o, err_log, zero, log_ub = acc.run(np.arange(k_max + 1), with_aggregates=True)
@@ -338,7 +338,7 @@ class ManyPipeline(_Pipeline):
             if (k_need - k_max) * acc.live.size * (levels + 1) > MORE_WORK:
                 raise TooManyFrequencies(
                     f"tier_sum_lower: the score's laws need {k_need} of {n_fft // 2} "
-                    f"frequencies (lumpy laws, e.g. piecewise densities)")
+                    f"frequencies (the users' laws are too lumpy or too few for fewer)")
             more = np.arange(k_max + 1, k_need + 1)
             lg2, el2, z2, ub2 = acc.run(more, with_aggregates=False)
             log_o, err_log = np.concatenate([log_o, lg2]), np.concatenate([err_log, el2])
