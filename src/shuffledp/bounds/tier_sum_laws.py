@@ -21,7 +21,8 @@ from shuffledp.families import Family
 
 sfft = lazy_module("scipy.fft")
 
-__all__ = ["LEVELS", "CELLS", "cell_edges", "cell_masses", "cell_scores", "tier_laws"]
+__all__ = ["LEVELS", "CELLS", "cell_edges", "cell_masses", "cell_scores", "tier_laws",
+           "exact_sums", "SUM_UNIT"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Work allowed per pipeline: tiers times FFT points.
@@ -36,6 +37,37 @@ WINDOW_TAIL = 1e-20
 MAX_FFT = 1 << 22
 #: FFT size above which the score is coarsened (merged values: still a valid statistic).
 TARGET_FFT = 1 << 19
+#: The unit of :func:`exact_sums`: every mass is floored to a multiple of it, then summed in
+#: integers (exactly).  Rows of total mass at most 2 stay below 2^61 units (no overflow).
+SUM_UNIT = 2.0 ** -60
+#: Rows per block of :func:`exact_sums` (memory only).
+_SUM_ROWS = 1 << 12
+
+
+def exact_sums(m: NDArray, index: NDArray, size: int) -> tuple[NDArray, NDArray]:
+    """The sums of the columns of ``m`` by bin (``index[c]`` in ``0..size-1`` the bin of
+    column c), per row, as floats, and a bound per row on the l1 distance of those floats from
+    the exact sums of ``m``'s entries.
+
+    Each entry (in [0, 1]) is floored to a multiple of ``SUM_UNIT`` (an error below one unit),
+    the bins are summed in 64-bit integers (exact), and each sum is converted to a float (a
+    relative error of at most u): the bound is ``columns x SUM_UNIT + u x the row's sum``, at
+    least a thousand times smaller than a float sum's ``columns x u`` (docs/theory.md 13.6,
+    "rounding")."""
+    m = np.atleast_2d(np.asarray(m, dtype=np.float64))
+    index = np.asarray(index, dtype=np.int64)
+    if np.any(m < 0.0) or np.any(m > 1.0) or np.any(m.sum(axis=1) > 2.0):
+        raise ValueError("exact_sums: entries must lie in [0, 1], row sums at most 2")
+    order = np.argsort(index, kind="stable")
+    sorted_idx = index[order]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_idx[1:] != sorted_idx[:-1]]))
+    out = np.zeros((m.shape[0], size))
+    for r in range(0, m.shape[0], _SUM_ROWS):
+        block = np.floor(m[r:r + _SUM_ROWS][:, order] / SUM_UNIT).astype(np.int64)
+        sums = np.add.reduceat(block, starts, axis=1)  # integers: exact
+        out[r:r + _SUM_ROWS, sorted_idx[starts]] = sums.astype(np.float64) * SUM_UNIT
+    err = m.shape[1] * SUM_UNIT + _U * out.sum(axis=1) * (1.0 + 1e-9)
+    return out, err
 
 
 # --------------------------------------------------------------------------- interval masses
@@ -173,7 +205,6 @@ def tier_laws(fam: Family, eps: NDArray, delta: NDArray, counts: NDArray, v: int
             _MASSES.clear()
         _MASSES[key] = hit
     o_all, e_all, p_v, q_v, ep_v = hit
-    m = p_v.size
     # the score of each cell against the average other report w (every user but the victim
     # at x_star): p_v / w ("p/w"), q_v / w ("q/w") or (p_v - q_v) / w ("(p-q)/w", shifted);
     # with equal budgets and x_star = -1, w = q_v and p/w is Su et al.'s statistic r
@@ -181,14 +212,12 @@ def tier_laws(fam: Family, eps: NDArray, delta: NDArray, counts: NDArray, v: int
     others[v] -= 1.0
     w_bar = (others @ o_all) / float(others.sum()) if others.sum() > 0 else q_v
     g = cell_scores(statistic, p_v, q_v, w_bar, float(eps[v]), levels)
-    laws = np.zeros((eps.size, levels + 1))
-    for t in range(eps.size):
-        laws[t] = np.bincount(g, weights=np.clip(o_all[t], 0.0, 1.0), minlength=levels + 1)
-    law_p = np.bincount(g, weights=np.clip(p_v, 0.0, 1.0), minlength=levels + 1)
-    law_q = np.bincount(g, weights=np.clip(q_v, 0.0, 1.0), minlength=levels + 1)
-    # the masses' error bounds plus the summation's round-off (m terms each)
-    errs = e_all.sum(axis=1) + m * _U
-    return laws, law_p, law_q, errs, float(ep_v.sum() + 2 * m * _U)
+    # the cells' masses summed per value of g exactly (exact_sums): the masses' error bounds
+    # plus the sums' own (a cell's mass below one unit, a float conversion per value)
+    laws, err_sum = exact_sums(np.clip(o_all, 0.0, 1.0), g, levels + 1)
+    victim, err_pq = exact_sums(np.clip(np.stack([p_v, q_v]), 0.0, 1.0), g, levels + 1)
+    errs = e_all.sum(axis=1) + err_sum
+    return laws, victim[0], victim[1], errs, float(ep_v.sum() + err_pq.sum())
 
 
 # --------------------------------------------------------------------------- one pipeline
@@ -227,6 +256,11 @@ class _Pipeline:
             # a coarser score: g // f (merging f neighbouring values, a post-processing)
             f = max(2, math.ceil(width / (0.9 * min(TARGET_FFT, WORK / laws.shape[0]))))
             laws, law_p, law_q = (_coarsen(x, f) for x in (laws, law_p, law_q))
+            # each merged value a float sum of f non-negative terms: relative error at most
+            # (f - 1) u (1 + 1e-9), charged in l1
+            grow = (f - 1) * _U * (1.0 + 1e-9)
+            errs = errs + grow * laws.sum(axis=1) * (1.0 + 1e-9)
+            err_v = err_v + grow * float(law_p.sum() + law_q.sum()) * (1.0 + 1e-9)
         if n_fft > MAX_FFT:
             raise ParameterRegimeError(
                 f"tier_sum_lower: the statistic's window needs {n_fft} FFT points (at most "

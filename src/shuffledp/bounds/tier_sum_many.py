@@ -55,6 +55,7 @@ from shuffledp.bounds.blanket.amplification import FFT_SAFETY, _bernstein, _half
 from shuffledp.bounds.tier_sum_laws import (
     LEVELS,
     MAX_FFT,
+    SUM_UNIT,
     WINDOW_TAIL,
     _coarsen,
     _mass_fn,
@@ -62,6 +63,7 @@ from shuffledp.bounds.tier_sum_laws import (
     cell_edges,
     cell_masses,
     cell_scores,
+    exact_sums,
 )
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family
@@ -176,8 +178,6 @@ class _Pass:
         self.live = np.flatnonzero(others > 0)
         self.centre = levels // 2
         self.lvals = np.arange(levels + 1, dtype=np.float64) - self.centre
-        self.onehot = np.zeros((runs[0].size, levels + 1))
-        self.onehot[np.arange(runs[0].size), runs[2]] = 1.0
         self.tv = 0.0
         self.aggregates: tuple = ()
 
@@ -189,16 +189,21 @@ class _Pass:
         for r in range(run_lo.size):
             m[:, r], e[:, r] = self.mass(float(run_lo[r]), float(run_hi[r]), self.x_star,
                                          self.eps[t], self.delta[t])
-        law = np.clip(m, 0.0, 1.0) @ self.onehot
-        total = law.sum(axis=1)
-        if np.any(total <= 0.5):
+        # the runs' masses summed per score value (exact_sums: floored to 2^-60, summed in
+        # integers), the total as the sum of the floored masses (exact), then normalised
+        floored = np.floor(np.clip(m, 0.0, 1.0) / SUM_UNIT) * SUM_UNIT
+        law, _ = exact_sums(floored, self.runs[2], self.levels + 1)
+        total = np.add.reduce(np.floor(floored / SUM_UNIT).astype(np.int64), axis=1)
+        if np.any(total <= 2 ** 59):
             raise ParameterRegimeError("tier_sum_lower: a user's score law has mass below 1/2 "
                                        "(floating point); no certificate")
-        law /= total[:, None]
-        # the normalised law is within 2 e_t of the true one (|total - 1| <= e_t), plus the
-        # sums' rounding
-        tv = 2.0 * float(self.others[t] @ (e.sum(axis=1)
-                                           + (run_lo.size + self.levels + 2) * _U))
+        law = law / (total.astype(np.float64) * SUM_UNIT)[:, None]
+        # The floored masses x are within e_t + runs units of the true ones in l1 (the true
+        # masses sum to 1: the runs tile the line), so x / sum(x) is within twice that; the
+        # float law is x / sum(x) up to three roundings per entry (the sum's conversion, the
+        # total's, the division): a relative 3.0001 u (docs/theory.md 13.7, "rounding").
+        tv = float(self.others[t] @ (2.0 * (e.sum(axis=1) + run_lo.size * SUM_UNIT)
+                                     + 3.0001 * _U))
         return law, tv
 
     def run(self, ks: NDArray, *, with_aggregates: bool) -> tuple[NDArray, ...]:
@@ -303,9 +308,9 @@ class ManyPipeline(_Pipeline):
         edges = cell_edges(fam, float(eps[v]), float(delta[v]))
         starts = np.concatenate([[0], np.flatnonzero(np.diff(gc)) + 1])
         runs = (edges[starts], edges[np.concatenate([starts[1:], [gc.size]])], gc[starts])
-        law_p = np.bincount(gc, weights=np.clip(p_v, 0.0, 1.0), minlength=levels + 1)
-        law_q = np.bincount(gc, weights=np.clip(q_v, 0.0, 1.0), minlength=levels + 1)
-        err_v = float(ep_v.sum() + 2 * g.size * _U)
+        victim, err_pq = exact_sums(np.clip(np.stack([p_v, q_v]), 0.0, 1.0), gc, levels + 1)
+        law_p, law_q = victim
+        err_v = float(ep_v.sum() + err_pq.sum())
         # ---- K from the representatives' aggregates: the last frequency whose bound is above
         # e^-LOG_CUT (the exact aggregates decide the charge, and a second pass if needed)
         centre = levels // 2
