@@ -38,6 +38,8 @@ from shuffledp.families.laplace_blanket import (
     two_slope_shapes,
 )
 from shuffledp.families.laplace_two_region import (
+    HALF_WIDTH_EDGES,
+    HALF_WIDTH_EDGES_MANY,
     K_FARS,
     T_SCALES,
     T_SCALES_MAX_USERS,
@@ -263,7 +265,8 @@ class Laplace(Family):
                                     np.asarray(users.eps_b, dtype=np.float64),
                                     1.0 - np.asarray(users.delta, dtype=np.float64),
                                     choice=-1 - i, counts=np.asarray(users.counts),
-                                    t_scale=ts, k_far=kf)
+                                    t_scale=ts, k_far=kf,
+                                    edges=HALF_WIDTH_EDGES_MANY if many else HALF_WIDTH_EDGES)
         return out
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
