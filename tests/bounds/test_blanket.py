@@ -391,6 +391,19 @@ def test_top_first_order_changes_nothing_but_time(mech, monkeypatch):
     assert abs(values[1] - values[3]) <= 1e-6 * values[3]
 
 
+def _coarse_two_region(monkeypatch) -> None:
+    """The Laplace two-region choice with the coarse grid of half-widths and the six strata
+    levels used above 200,000 users: tests of the victim groups' logic, not of the two-region
+    numerics (time only; each is a valid choice)."""
+    import shuffledp.bounds.blanket.two_region as tr
+    import shuffledp.families.laplace as lap
+    from shuffledp.families.laplace_two_region import HALF_WIDTH_EDGES_MANY
+
+    monkeypatch.setattr(lap, "HALF_WIDTH_EDGES", HALF_WIDTH_EDGES_MANY)
+    monkeypatch.setattr(tr, "LEVELS", tr.LEVELS_MANY)
+    tr._LEVEL_CACHE.clear()
+
+
 def test_ratio_groups_at_the_low_end(monkeypatch):
     """Laplace and piecewise victim groups among the lowest ``blanket_ratio_share`` of the
     users (a quarter for Laplace, all of them for piecewise) span a budget ratio below
@@ -416,6 +429,7 @@ def test_ratio_groups_at_the_low_end(monkeypatch):
         assert len(groups) > len(group_edges(t.counts, 16)) - 1
     groups, _ = bd.blanket_plan(prof, get_family("binary_rr"))
     assert len(groups) == len(group_edges(t.counts, 16)) - 1
+    _coarse_two_region(monkeypatch)
     clear_caches()
     fine = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="laplace").eps
     monkeypatch.setattr(bd, "GROUP_RATIO", 1e9)
@@ -465,6 +479,7 @@ def test_groups_below_a_heavy_tier(monkeypatch, mechanism):
     groups, _ = bd.blanket_plan(prof, get_family(mechanism))
     below = [g for g in groups if 0.95 <= g.eps_hi < 1.0]
     assert len(below) >= 3 and all(g.eps_lo >= 0.89 for g in below), groups[-8:]
+    _coarse_two_region(monkeypatch)
     clear_caches()
     cut = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism=mechanism).eps
     monkeypatch.setattr(bd, "HEAVY_SHARE", 2.0)
