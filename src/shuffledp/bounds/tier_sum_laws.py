@@ -22,7 +22,7 @@ from shuffledp.families import Family
 sfft = lazy_module("scipy.fft")
 
 __all__ = ["LEVELS", "CELLS", "cell_edges", "cell_masses", "cell_scores", "tier_laws",
-           "exact_sums", "SUM_UNIT"]
+           "exact_sums", "integer_sums", "SUM_UNIT"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Work allowed per pipeline: tiers times FFT points.
@@ -55,19 +55,27 @@ def exact_sums(m: NDArray, index: NDArray, size: int) -> tuple[NDArray, NDArray]
     least a thousand times smaller than a float sum's ``columns x u`` (docs/theory.md 13.6,
     "rounding")."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float64))
+    out = integer_sums(m, index, size).astype(np.float64) * SUM_UNIT
+    err = m.shape[1] * SUM_UNIT + _U * out.sum(axis=1) * (1.0 + 1e-9)
+    return out, err
+
+
+def integer_sums(m: NDArray, index: NDArray, size: int) -> NDArray[np.int64]:
+    """The exact sums of :func:`exact_sums` in units of ``SUM_UNIT`` (64-bit integers): each
+    entry of ``m`` (in [0, 1], row sums at most 2) floored to a multiple of the unit, the
+    columns summed by bin."""
+    m = np.atleast_2d(np.asarray(m, dtype=np.float64))
     index = np.asarray(index, dtype=np.int64)
     if np.any(m < 0.0) or np.any(m > 1.0) or np.any(m.sum(axis=1) > 2.0):
         raise ValueError("exact_sums: entries must lie in [0, 1], row sums at most 2")
     order = np.argsort(index, kind="stable")
     sorted_idx = index[order]
     starts = np.flatnonzero(np.concatenate([[True], sorted_idx[1:] != sorted_idx[:-1]]))
-    out = np.zeros((m.shape[0], size))
+    out = np.zeros((m.shape[0], size), dtype=np.int64)
     for r in range(0, m.shape[0], _SUM_ROWS):
         block = np.floor(m[r:r + _SUM_ROWS][:, order] / SUM_UNIT).astype(np.int64)
-        sums = np.add.reduceat(block, starts, axis=1)  # integers: exact
-        out[r:r + _SUM_ROWS, sorted_idx[starts]] = sums.astype(np.float64) * SUM_UNIT
-    err = m.shape[1] * SUM_UNIT + _U * out.sum(axis=1) * (1.0 + 1e-9)
-    return out, err
+        out[r:r + _SUM_ROWS, sorted_idx[starts]] = np.add.reduceat(block, starts, axis=1)
+    return out
 
 
 # --------------------------------------------------------------------------- interval masses

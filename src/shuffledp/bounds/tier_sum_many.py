@@ -64,6 +64,7 @@ from shuffledp.bounds.tier_sum_laws import (
     cell_masses,
     cell_scores,
     exact_sums,
+    integer_sums,
 )
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family
@@ -189,15 +190,14 @@ class _Pass:
         for r in range(run_lo.size):
             m[:, r], e[:, r] = self.mass(float(run_lo[r]), float(run_hi[r]), self.x_star,
                                          self.eps[t], self.delta[t])
-        # the runs' masses summed per score value (exact_sums: floored to 2^-60, summed in
-        # integers), the total as the sum of the floored masses (exact), then normalised
-        floored = np.floor(np.clip(m, 0.0, 1.0) / SUM_UNIT) * SUM_UNIT
-        law, _ = exact_sums(floored, self.runs[2], self.levels + 1)
-        total = np.add.reduce(np.floor(floored / SUM_UNIT).astype(np.int64), axis=1)
-        if np.any(total <= 2 ** 59):
+        # the runs' masses summed per score value in units of 2^-60 (integer_sums: floored,
+        # summed in integers), their total (exact), then normalised
+        units = integer_sums(np.clip(m, 0.0, 1.0), self.runs[2], self.levels + 1)
+        total = units.sum(axis=1)
+        if np.any(total * SUM_UNIT <= 0.5):
             raise ParameterRegimeError("tier_sum_lower: a user's score law has mass below 1/2 "
                                        "(floating point); no certificate")
-        law = law / (total.astype(np.float64) * SUM_UNIT)[:, None]
+        law = units.astype(np.float64) / total.astype(np.float64)[:, None]
         # The floored masses x are within e_t + runs units of the true ones in l1 (the true
         # masses sum to 1: the runs tile the line), so x / sum(x) is within twice that; the
         # float law is x / sum(x) up to three roundings per entry (the sum's conversion, the
