@@ -309,8 +309,11 @@ def test_tighter_than_clones_for_laplace_with_identical_budgets():
 
 def test_bad_options_are_named():
     prof = BudgetProfile.identical(n=100, eps0=1.0)
-    with pytest.raises(ParameterRegimeError, match="blanket"):
+    with pytest.raises(ParameterRegimeError, match="blanket with mechanism 'gaussian' needs "
+                       "delta_i > 0"):
         BLANKET.delta(profile=prof, eps=0.1, mechanism="gaussian")
+    with pytest.raises(ParameterRegimeError, match="no blanket for"):
+        BLANKET.delta(profile=prof, eps=0.1, mechanism="gaussian_shared")
     with pytest.raises(ValueError, match="victim_groups"):
         BLANKET.delta(profile=prof, eps=0.1, victim_groups=0)
     with pytest.raises(TypeError, match="victim_groups"):

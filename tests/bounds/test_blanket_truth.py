@@ -54,6 +54,11 @@ Numerics.
   values and the binned one agree to 1e-4; the binning (16, 2) used at n = 3 is within 2e-3
   of the finer (64, 8) (used at n = 2), the gap shrinking about fourfold per doubling.
 
+* Gaussian mechanism (delta_i = ``GAUSS_DELTA``, sigma_i calibrated here from Balle and Wang's
+  Theorem 8): binned as Laplace, the tails graded in units of the smallest sigma up to
+  1 + 7.5 sigma_max (every user's mass beyond is below 1e-13), the end cells kept: a certified
+  lower value, tolerance ``TOL``.
+
 Besides ``bound >= truth - TOL``, the truth is checked to be informative (positive at eps = 0,
 the bound below 1 there) and, for identical k-RR and binary RR at n = 5 (the truth the
 largest over every dataset of the enumeration: victim 0 vs 1, the others at 0, 1 or other
@@ -68,11 +73,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy import special
 
 from shuffledp import BudgetProfile
 from shuffledp.bounds.blanket import blanket_delta
 from shuffledp.mechanisms import (
     DuchiMechanism,
+    GaussianMechanism,
     GRRMechanism,
     LaplaceMechanism,
     OUEMechanism,
@@ -158,6 +165,53 @@ def laplace_cell_law(eps: float, x: float, edges: np.ndarray) -> np.ndarray:
         left = 0.5 * (np.exp((hi - x) / b) - np.exp((lo - x) / b))
         across = 1.0 - 0.5 * np.exp(-(hi - x) / b) - 0.5 * np.exp((lo - x) / b)
     return np.where(lo >= x, right, np.where(hi <= x, left, across))
+
+
+#: Local delta of every Gaussian user in these tests.
+GAUSS_DELTA = 1e-5
+
+
+def gaussian_sigma(eps: float, delta: float = GAUSS_DELTA) -> float:
+    """The analytic Gaussian mechanism's sigma (Balle and Wang, ICML 2018, Theorem 8), written
+    here from the theorem: the smallest sigma with Phi(1/s - eps s/2) - e^eps Phi(-1/s - eps
+    s/2) <= delta (sensitivity 2, inputs [-1, 1]), by bisection on log sigma (the upper end,
+    to a relative 1e-14)."""
+    def excess(s: float) -> float:
+        return (float(special.ndtr(1.0 / s - eps * s / 2.0))
+                - math.exp(eps) * float(special.ndtr(-1.0 / s - eps * s / 2.0)) - delta)
+
+    lo, hi = 1e-3, 1e6
+    while hi / lo - 1.0 > 1e-14:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if excess(mid) > 0.0 else (lo, mid)
+    return hi
+
+
+def gaussian_cell_law(eps: float, x: float, edges: np.ndarray) -> np.ndarray:
+    """Masses of the cells (-inf, e_0], ..., [e_last, inf) under x + N(0, sigma^2), sigma of
+    (eps, GAUSS_DELTA): differences of the distribution function on the left of x and of the
+    survival function on its right (no cancellation in the tails)."""
+    s = gaussian_sigma(eps)
+    lo = (np.concatenate([[-np.inf], edges]) - x) / s
+    hi = (np.concatenate([edges, [np.inf]]) - x) / s
+    right = special.ndtr(-lo) - special.ndtr(-hi)
+    left = special.ndtr(hi) - special.ndtr(lo)
+    return np.where(lo >= 0.0, right, np.where(hi <= 0.0, left, 1.0 - special.ndtr(lo)
+                                                 - special.ndtr(-hi)))
+
+
+def gaussian_edges(budgets: list[float], inner: int, per_scale: int) -> np.ndarray:
+    """Cell edges for Gaussian reports: ``inner`` equal cells on [-1, 1] and tail edges at
+    +-(1 + s_min g(j / per_scale)) as :func:`laplace_edges` (g linear up to 4 scales, then
+    geometric), up to T = 1 + 7.5 s_max (every user's mass beyond T is below 1e-13)."""
+    sig = [gaussian_sigma(e) for e in budgets]
+    s_min, s_max = min(sig), max(sig)
+    centre = np.linspace(-1.0, 1.0, inner + 1)
+    reach = 7.5 * s_max / s_min
+    u_top = reach if reach <= 4.0 else 4.0 + 4.0 * math.log(reach / 4.0)
+    u = np.arange(1, int(math.ceil(u_top * per_scale)) + 1) / per_scale
+    t = 1.0 + s_min * np.where(u <= 4.0, u, 4.0 * np.exp((u - 4.0) / 4.0))
+    return np.concatenate([-t[::-1], centre, t])
 
 
 def laplace_edges(budgets: list[float], inner: int, per_scale: int, *,
@@ -340,6 +394,9 @@ def _continuous_cells(mechanism: str, eps_v: float, pair, others: list[tuple[flo
     if mechanism == "laplace":
         edges = laplace_edges(budgets, *resolution)
         law = laplace_cell_law
+    elif mechanism == "gaussian":
+        edges = gaussian_edges(budgets, *resolution)
+        law = gaussian_cell_law
     else:
         edges = piecewise_edges([(eps_v, list(pair))] + [(e, [z]) for e, z in others])
         law = piecewise_cell_law
@@ -351,7 +408,7 @@ def dataset_truth(mechanism: str, eps_v: float, pair, others: list[tuple[float, 
                   eps_grid, resolution: tuple[int, int] = (16, 2)) -> np.ndarray:
     """H_{e^eps} of the shuffled outputs for one neighbouring pair: the victim (budget eps_v)
     at pair[0] vs pair[1], the others (budget, input) fixed."""
-    if mechanism in ("laplace", "piecewise"):
+    if mechanism in ("laplace", "piecewise", "gaussian"):
         (v0, v1), rest = _continuous_cells(mechanism, eps_v, pair, others, resolution)
     else:
         v0 = _discrete_law(mechanism, eps_v, pair[0])
@@ -367,7 +424,7 @@ def profile_truth(mechanism: str, budgets: list[float], eps_grid, *, every: bool
     remaining budgets), every victim pair and the others' datasets of the mechanism; also,
     per eps, the dataset reaching it (victim budget, pair, others)."""
     kind = mechanism.partition(":")[0]
-    continuous = kind in ("laplace", "piecewise")
+    continuous = kind in ("laplace", "piecewise", "gaussian")
     best = np.full(len(eps_grid), -1.0)
     where: list = [None] * len(eps_grid)
     for eps_v in sorted(set(budgets)):  # victims of equal budgets are alike
@@ -388,7 +445,9 @@ def profile_truth(mechanism: str, budgets: list[float], eps_grid, *, every: bool
 
 def bound_values(mechanism: str, budgets: list[float], eps_grid) -> np.ndarray:
     """blanket_delta on the profile of per-user ``budgets`` (identical: a one-tier profile)."""
-    if len(set(budgets)) == 1:
+    if mechanism == "gaussian":
+        profile = BudgetProfile(eps=budgets, delta=GAUSS_DELTA)
+    elif len(set(budgets)) == 1:
         profile = BudgetProfile.identical(n=len(budgets), eps0=budgets[0])
     else:
         profile = BudgetProfile.from_arrays(budgets)
@@ -478,6 +537,23 @@ def test_continuous_personalized(mechanism, budgets):
                     resolution=(64, 8) if len(budgets) == 2 else (16, 2))
 
 
+@pytest.mark.parametrize("eps0", IDENTICAL_EPS0)
+def test_gaussian_identical(eps0):
+    """The Gaussian mechanism (delta_i = GAUSS_DELTA), identical budgets, n = 2 and 3 (the
+    others at one common value at n = 3): bound >= the binned truth (a certified lower
+    value: binning is a post-processing)."""
+    check_dominates("gaussian", [eps0] * 2, resolution=(32, 4))
+    check_dominates("gaussian", [eps0] * 3, every=False, resolution=(16, 2))
+
+
+@pytest.mark.parametrize("budgets", PERSONALIZED + [[4.0, 0.5]], ids=str)
+def test_gaussian_personalized(budgets):
+    """The Gaussian mechanism, personalized budgets, n = 2 and 3, every user as the victim
+    (n = 3: the others at one common value)."""
+    check_dominates("gaussian", budgets, every=len(budgets) == 2,
+                    resolution=(32, 4) if len(budgets) == 2 else (16, 2))
+
+
 @pytest.mark.parametrize("mechanism", ["binary_rr", "krr:3", "krr:4", "krr:10"])
 @pytest.mark.parametrize("eps0", IDENTICAL_EPS0)
 def test_not_grossly_loose(mechanism, eps0):
@@ -534,6 +610,14 @@ def test_report_laws_match_the_mechanisms(eps):
         assert np.allclose(duchi_law(eps, x), lib, rtol=1e-13, atol=0)
         rep = duchi(eps=np.full(draws, eps)).randomize(np.full(draws, x), rng)
         close(np.array([np.mean(rep == -1), np.mean(rep == 1)]), duchi_law(eps, x))
+    gauss = GaussianMechanism(eps=[eps], delta=GAUSS_DELTA)
+    assert abs(float(gauss.sigma()[0]) / gaussian_sigma(eps) - 1.0) < 1e-9
+    edges = gaussian_edges([eps], 16, 2)
+    for x in (-1.0, 0.0, 0.5):
+        rep = GaussianMechanism(eps=np.full(draws, eps), delta=GAUSS_DELTA).randomize(
+            np.full(draws, x), rng)
+        freq = np.bincount(np.searchsorted(edges, rep), minlength=edges.size + 1) / draws
+        close(freq, gaussian_cell_law(eps, x, edges))
     ys = np.linspace(-12.0, 12.0, 2401)
     for x in (-1.0, 0.0, 0.5, 1.0):
         assert np.allclose(laplace_density(eps, x, ys), laplace(eps=[eps]).pdf(ys, x),

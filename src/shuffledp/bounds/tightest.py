@@ -9,7 +9,7 @@ neighbouring datasets), so their minimum is one too: ``delta(eps) = min(delta_cl
 delta_blanket(eps))`` and ``eps(delta) = min(eps_clones(delta), eps_blanket(delta))`` (each
 pair (eps, delta) certified by one member is certified).  A member that does not cover F, or
 raises :class:`~shuffledp.errors.ParameterRegimeError` for the profile (e.g. ``blanket`` for
-the Gaussian mechanism, which has no blanket, or a per-tier family with too many tiers), is
+the L2 randomizers of SGD, which have no blanket, or a per-tier family with too many tiers), is
 left out; with none left the bound raises that error.  The result's diagnostics name the
 member that gave the value (``winner``) and every member's value.
 

@@ -76,6 +76,10 @@ class BlanketCase:
     #: ``(base, factor)`` when ``masses`` was computed as ``base * factor`` (elementwise, in
     #: floating point): the bound then merges ``base`` once for all the cases that share it.
     scaled: tuple[NDArray[np.float64], float] | None = None
+    #: Added to the case's value: the victim's mass cut off its laws (H_E is at most the cut
+    #: pair's divergence plus that mass), or a bound on the case's divergence by other means
+    #: when its cells give A = 0.
+    charge: float = 0.0
 
 
 @dataclass(frozen=True)

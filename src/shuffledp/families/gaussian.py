@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.base import Family, UserClasses, VictimRange
+from shuffledp.families.gaussian_blanket import HALF_WIDTHS, gaussian_cases
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -341,6 +342,22 @@ class Gaussian(Family):
             k = own_bin
             m[k] = max(m[k], (1.0 - users.delta[k]) * math.exp(-g.eps_hi))
         return delta_v, m
+
+    # ------------------------------------------------------------------ blanket
+    def blanket_cases(self, eps: float, group: VictimRange, users: UserClasses) -> list:
+        """Gaussian blankets N(c, s^2) narrower than the victims' noise
+        (:mod:`shuffledp.families.gaussian_blanket`; docs/theory.md 15.4, Claim "Gaussian
+        blankets"): the reference victim at the group's smallest sigma, one case per
+        half-width of its pairs, one choice per width of the blanket.  The users' exact report
+        laws are used (no mixture reading of delta_j is needed: the masses are not multiplied
+        by 1 - delta_j)."""
+        assert users.sigma_a is not None and users.sigma_b is not None
+        # the narrowest pairs: the victim's local divergence (post-processing), rounded up
+        narrow = float(gaussian_delta(eps, group.sigma_lo, sensitivity=2.0 * HALF_WIDTHS[-1]))
+        return gaussian_cases(eps, group.sigma_lo, group.sigma_hi,
+                              np.asarray(users.sigma_a, dtype=np.float64),
+                              np.asarray(users.sigma_b, dtype=np.float64),
+                              min(1.0, narrow * (1.0 + 1e-9) + 1e-300))
 
     # ------------------------------------------------------------------ window_lower
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.families.base import UserClasses, VictimRange
+from shuffledp.families.base import Family, UserClasses, VictimRange
 from shuffledp.families.gaussian import Gaussian, _tail_cut, sigmas
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
@@ -134,6 +134,8 @@ class GaussianShared(Gaussian):
     title: ClassVar[str] = ("Gaussian noise of one scale, signal x / sigma_i (approximate LDP; "
                             "every user hides every victim)")
     display_name: ClassVar[str] = "shared-noise Gaussian"
+    # the per-budget Gaussian's blanket is for its own reports, not these: none here
+    blanket_cases = Family.blanket_cases
 
     def pool_masses(self, group: VictimRange, users: UserClasses, eta: float, *,
                     victim_eps: NDArray[np.float64], own_bin: int | None

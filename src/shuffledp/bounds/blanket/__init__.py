@@ -17,14 +17,15 @@ budgets (docs/theory.md 15): Theorem 6 (the blanket reduction with per-user mass
 on the safe side), :mod:`.cells` (the lattice law, dominating in the increasing convex order),
 :mod:`.bound` (victim groups), and each randomizer family's blanket
 (:meth:`~shuffledp.families.base.Family.blanket_cases`; binary RR, one-bit Duchi, k-RR, OUE,
-Laplace, piecewise).
+Laplace, piecewise, the Gaussian mechanism).
 
 Code names -> paper symbols: ``masses`` = gamma_j, ``cells`` = the law of l under omega,
 ``eps`` = eps, ``mechanism`` = the randomizer family F.
 
 Validity: the protocols of the family F named by ``mechanism`` (``covers`` says so per
 profile), any budgets in the accepted range; local delta_i through the mixture reading of
-docs/theory.md section 8 (the victim's delta_v charged, the users' masses times 1 - delta_j).
+docs/theory.md section 8 (the victim's delta_v charged, the users' masses times 1 - delta_j);
+the Gaussian mechanism through its exact report laws (its delta_v is still added: an extra).
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ def _check(*, profile: BudgetProfile, mechanism: Any = "binary_rr",
     if not 1 <= victim_groups <= 1024:
         raise ValueError(f"victim_groups must be in [1, 1024], got {victim_groups!r}")
     fam = _family(mechanism)
+    if fam.needs_delta and profile.delta_min <= 0.0:
+        raise ParameterRegimeError(
+            f"blanket with mechanism {fam.spec!r} needs delta_i > 0 for every user "
+            f"({fam.needs_delta_reason}), got min delta_i = {profile.delta_min!r}")
     blanket_plan(profile, fam, victim_groups)  # too many tiers for a per-tier family
 
 
@@ -107,7 +112,7 @@ BOUND = register_bound(
             options={"mechanism": "binary_rr", "victim_groups": VICTIM_GROUPS},
             coverage_note=(
                 "its mechanism's protocols (option mechanism: binary_rr, duchi, krr:k, oue:d, "
-                "laplace, piecewise), any profile"
+                "laplace, piecewise, gaussian), any profile"
             ),
         ),
         delta_fn=blanket_delta,

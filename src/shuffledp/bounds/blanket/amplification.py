@@ -19,9 +19,10 @@ Computation (docs/theory.md 15.3):
   round-off are computed with relative accuracy.  ``theta`` minimizes the Chernoff bound
   ``M_R(theta) E[X_+ e^{theta X}]`` (itself an upper bound on A, :func:`chernoff_bound`).
 * The FFT works on a circle of N lattice points holding the thresholds and the tilted law's
-  mean +- its standard deviations, cut to R's support; the tilted mass outside it (Bernstein's
-  inequality, bounded summands; none beyond the support) wraps around: it is added to the
-  upper tail probabilities and subtracted from the lower ones.
+  mean +- its standard deviations, cut to R's support; the tilted mass outside it (the smaller
+  of Bernstein's inequality, bounded summands, and Chernoff's bound with the tilted R's own
+  moment generating function on a grid of exponents; none beyond the support) wraps around:
+  it is added to the upper tail probabilities and subtracted from the lower ones.
 * FFT round-off: an estimate with a safety factor (as :mod:`shuffledp.poisson_binomial`), not a
   proof: the exponent of the product of the users' factors carries a relative error of at most
   ``4 u`` per unit of its modulus, the transforms ``5 u log2 N`` of their l2 norms.
@@ -281,6 +282,40 @@ def _halfwidth(var: float, span: float, eta: float) -> float:
     return span * a / 3.0 + math.sqrt((span * a / 3.0) ** 2 + 2.0 * var * a)
 
 
+#: The s of the Chernoff bounds on the tilted R's tails, in units of 1 / sd(R).
+CHERNOFF_S = np.geomspace(1e-6, 1e4, 121)
+
+
+def _chernoff_exponents(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta: float,
+                        mean: float, sd: float, sign: int) -> tuple[NDArray, NDArray]:
+    """``(s, c)`` on the grid ``CHERNOFF_S / sd``: ``c = log E_theta[e^{sign s (R - mean)}]``
+    (the tilted law of R: its moment generating function is ``M_R(theta + u) /
+    M_R(theta)``), so that ``Pr_theta[sign (R - mean) >= t] <= exp(c - s t)`` for each s."""
+    s = CHERNOFF_S / max(sd, 1e-300)
+    base = _log_mgf_r(law, gammas, counts, theta)
+    c = np.array([_log_mgf_r(law, gammas, counts, theta + sign * u) - base - sign * u * mean
+                  for u in s])
+    return s, c
+
+
+def _chernoff_reach(s: NDArray, c: NDArray, eta: float) -> float:
+    """The smallest t of the grid with ``exp(c - s t) <= eta`` (Chernoff), inf if none."""
+    with np.errstate(invalid="ignore"):
+        t = (c - math.log(eta)) / s
+    t = t[np.isfinite(t)]
+    return float(t.min()) if t.size else math.inf
+
+
+def _chernoff_tail(s: NDArray, c: NDArray, t: float) -> float:
+    """Chernoff's bound ``min_s exp(c - s t)`` on the tail beyond t, raised by a relative
+    1e-9 of the exponent's terms (their floating point); 1 when t <= 0."""
+    if t <= 0.0:
+        return 1.0
+    e = c - s * t
+    e = e + 1e-9 * (np.abs(c) + s * t + 1.0)
+    return float(min(1.0, math.exp(min(float(np.min(e)), 0.0))))
+
+
 @dataclass(frozen=True)
 class _Tails:
     """Bounds on ``Pr[R > -x]`` at every value x of the lattice law (``upper``, ``lower``), the
@@ -317,21 +352,31 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     mean_r = float(np.dot(counts, w1 * mq))
     var_r = float(np.dot(counts, w1 * (vq + mq * mq) - (w1 * mq) ** 2))
     span = float(max(x[-1], 0.0) - min(x[0], 0.0))
+    # the window's half-widths: Bernstein's (from the span) or Chernoff's on the tilted R
+    # (much narrower when X's range is wide but its far values are rare), the smaller
     half = _halfwidth(var_r, span, WINDOW_TAIL)
+    sd_r = math.sqrt(max(var_r, 0.0))
+    ch_up = _chernoff_exponents(law, gammas, counts, theta, mean_r, sd_r, 1)
+    ch_lo = _chernoff_exponents(law, gammas, counts, theta, mean_r, sd_r, -1)
+    half_up = min(half, _chernoff_reach(*ch_up, WINDOW_TAIL))
+    half_lo = min(half, _chernoff_reach(*ch_lo, WINDOW_TAIL))
     # R's own support: n_tot summands, each 0 or a value of X (lattice indices)
     n_tot = int(counts.sum())
     sup_lo = n_tot * min(law.offset, 0)
     sup_hi = n_tot * max(law.offset + p.size - 1, 0)
-    lo_idx = min(-(law.offset + p.size - 1), max(math.floor((mean_r - half) / d),
+    lo_idx = min(-(law.offset + p.size - 1), max(math.floor((mean_r - half_lo) / d),
                                                   sup_lo)) - 1
-    hi_idx = max(-law.offset, min(math.ceil((mean_r + half) / d), sup_hi)) + 1
+    hi_idx = max(-law.offset, min(math.ceil((mean_r + half_up) / d), sup_hi)) + 1
     width = hi_idx - lo_idx + 1
     n_fft = int(sfft.next_fast_len(max(width, 16), real=True))  # 2^a 3^b 5^c
     if n_fft > MAX_FFT:
         return None
-    # tilted mass beyond the window: none beyond R's support, Bernstein's bound elsewhere
-    eta_hi = 0.0 if hi_idx > sup_hi else _bernstein(hi_idx * d - mean_r, var_r, span)
-    eta_lo = 0.0 if lo_idx < sup_lo else _bernstein(mean_r - lo_idx * d, var_r, span)
+    # tilted mass beyond the window: none beyond R's support, else the smaller of
+    # Bernstein's and Chernoff's bounds
+    eta_hi = 0.0 if hi_idx > sup_hi else min(_bernstein(hi_idx * d - mean_r, var_r, span),
+                                             _chernoff_tail(*ch_up, hi_idx * d - mean_r))
+    eta_lo = 0.0 if lo_idx < sup_lo else min(_bernstein(mean_r - lo_idx * d, var_r, span),
+                                             _chernoff_tail(*ch_lo, mean_r - lo_idx * d))
     # FFT of the tilted X on the circle, the users' factors, back (half spectra: the law is
     # real, the other half holds the conjugates, so sums over the whole spectrum are at
     # most twice those over the half)

@@ -39,7 +39,13 @@ from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.blanket.two_region import centre_law, two_region_value
-from shuffledp.bounds.clones.aware import VICTIM_GROUPS, UserBins, VictimGroup, group_edges
+from shuffledp.bounds.clones.aware import (
+    VICTIM_GROUPS,
+    UserBins,
+    VictimGroup,
+    _plan_of,
+    group_edges,
+)
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
@@ -105,6 +111,11 @@ register_mapping("blanket.eps", _EPS)
 def blanket_plan(profile: BudgetProfile, family: Family,
                  groups: int = VICTIM_GROUPS) -> tuple[list[VictimGroup], UserBins]:
     """The victim groups and user classes of ``profile`` for ``family`` (module docstring)."""
+    if family.noise_scaled:
+        # the noise-scaled families (the Gaussian): the victim groups and classes of the
+        # mechanism-aware clones, with their ranges of sigma (victims in the order of sigma)
+        plan = _plan_of(profile, family, groups)
+        return list(plan.groups), plan.bins
     t = profile.tiers  # sorted by eps, then delta
     eps, delta, counts = t.eps, t.delta, t.counts
     size = eps.size
@@ -262,11 +273,13 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     need = (worst - d_v) / (1.0 - d_v)  # an A at most this cannot raise the maximum
     n_others = float(classes.counts.sum()) - 1.0
     by_choice: dict[int, list] = {}
+    floors: dict[int, float] = {}  # per choice, the largest value of its cases with A = 0
     merges: dict[tuple[int, int], tuple[NDArray, NDArray]] = {}
     for case in cases:
         cells = _floored(case.cells, n_others)
-        if cells is None:  # l <= 0 everywhere: A = 0
+        if cells is None:  # l <= 0 everywhere: A = 0, the case's value its charge
             by_choice.setdefault(case.choice, [])
+            floors[case.choice] = max(floors.get(case.choice, 0.0), case.charge)
             continue
         law = _case_law(cells)
         if case.scaled is not None:
@@ -279,27 +292,34 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
                 merges[key] = _merged(np.asarray(base, dtype=np.float64), pools[case.choice])
             gam, cnt = merges[key][0] * factor, merges[key][1]
         else:
-            gam, cnt = _merged(np.asarray(case.masses, dtype=np.float64), pools[case.choice])
-        by_choice.setdefault(case.choice, []).append((law, gam, cnt,
-                                                      chernoff_bound(law, gam, cnt), case))
+            # masses not proportional to the choice's others: this case's own victim (the
+            # user of the group with the largest mass in it) leaves the pool
+            own = np.asarray(case.masses, dtype=np.float64)
+            cnt0 = classes.counts.copy()
+            cnt0[a + int(np.argmax(own[a:b]))] -= 1
+            gam, cnt = _merged(own, cnt0)
+        by_choice.setdefault(case.choice, []).append(
+            (law, gam, cnt, chernoff_bound(law, gam, cnt) + case.charge, case))
     best = math.inf
     # the choices with the smallest Chernoff maximum first: a later choice stops as soon as
     # one of its cases exceeds the best value so far
-    ranked = sorted(by_choice.values(), key=lambda ls: max((t[3] for t in ls), default=0.0))
-    for laws in ranked[:EXACT_CHOICES]:
-        value = 0.0
+    ranked = sorted(by_choice.items(), key=lambda it: max(
+        (t[3] for t in it[1]), default=floors.get(it[0], 0.0)))
+    for choice, laws in ranked[:EXACT_CHOICES]:
+        value = floors.get(choice, 0.0)
         for law, gam, cnt, ch, case in sorted(laws, key=lambda t: -t[3]):
             if ch <= max(value, need):
                 continue
             if case.refine is not None:  # the fine cells for the exact evaluation
                 fine = _floored(case.refine(0), n_others)
                 if fine is None:
+                    value = max(value, case.charge)
                     continue
                 law = _case_law(fine)
-                ch = min(ch, chernoff_bound(law, gam, cnt))
+                ch = min(ch, chernoff_bound(law, gam, cnt) + case.charge)
                 if ch <= max(value, need):
                     continue
-            value = max(value, min(ch, amplification_bound(law, gam, cnt).value))
+            value = max(value, min(ch, amplification_bound(law, gam, cnt).value + case.charge))
             if value >= best:
                 break
         best = min(best, value)

@@ -1,0 +1,203 @@
+"""The blanket of the Gaussian mechanism (docs/theory.md 15.4, Claim "Gaussian blankets").
+
+User j reports ``N(x_j, sigma_j^2)``, ``x_j in [-1, 1]``.  A blanket ``N(c, s^2)`` with ``s <
+sigma_j`` is covered by user j with the mass (the Claim's (i))::
+
+    gamma_j(c, s) = (s / sigma_j) exp(-(1 + |c|)^2 / (2 (sigma_j^2 - s^2))),
+
+and not at all when ``s >= sigma_j``.  A victim group has noise scales ``[sigma_lo,
+sigma_hi]``; its cases are computed for the *reference victim* ``sigma = sigma_lo`` with the
+blanket ``N(0, tau^2)``, ``tau = theta sigma`` (``theta = sqrt(1 - kappa / sigma^2)``, one
+choice per ``kappa`` of :func:`kappas`): the pair ``(a_k, -a_k)`` for each half-width of the grid
+``HALF_WIDTHS`` (from 1 down), whose law covers (the Claim's (ii)) every pair of every victim of
+the group with half-width in ``(a_{k+1}, a_k]`` in the reference units, against the victim's
+blanket shifted to the pair's centre and widened by the kernel ``y -> rho y + N(0, sigma^2 (1 -
+rho^2))`` (``rho = a / a_k``); the masses are the smallest over those blankets.  Pairs narrower
+than the grid's last half-width are covered by the victim's own local divergence (post-
+processing), a constant.  The victim's laws are cut to ``[-K, K]``, ``K = a_k + CUT_Z sigma``:
+the cut mass is charged (``BlanketCase.charge``).
+
+Cells: ``pieces`` equal cells of ``[-K, K]`` with omega-masses and the victim's masses by
+five-point Gauss-Legendre quadrature (error bound below ``QUAD_REL`` of each mass: the
+tenth derivative of the normal density, Cramer's bound on Hermite functions), l between the
+extremes of the two log-quadratic ratios ``psi_x = dP_x / d omega`` on the cell, and one atom
+``l = 0`` for the blanket's mass outside ``[-K, K]``.
+
+Code names -> symbols: ``sigma`` = sigma (the reference victim's scale), ``tau`` = tau,
+``kappa`` = sigma^2 - tau^2, ``a`` = a_k, ``rho_min`` = a_{k+1} / a_k, ``c_max`` = the largest
+``|c|`` of a case's pairs, ``sig_a >= sig_b`` the noise scales of a user class.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shuffledp._lazy import lazy_module
+from shuffledp.families.blanket import BlanketCase, Cells
+
+special = lazy_module("scipy.special")
+
+__all__ = ["gaussian_pair_cells", "gaussian_masses", "gaussian_cases", "kappas",
+           "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAX"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Half-widths of the reference pairs (a_0 = 1 > a_1 > ...); pairs narrower than the last are
+#: covered by the victim's local divergence at that half-width.
+HALF_WIDTHS = (1.0, 0.98, 0.95, 0.9, 0.8, 0.65, 0.5, 0.35, 0.2, 0.1, 0.05, 0.02, 0.01, 0.004,
+               0.001)
+#: The victim's laws are cut at K = a + CUT_Z sigma (the cut mass, charged, is below 2e-15).
+CUT_Z = 8.0
+#: Largest log psi at the cut (kappa is capped so that the cells' range of l stays small
+#: against its spread: the lattice step grows with the range).
+PSI_LOG_MAX = 4.0
+#: kappa = f sigma for f in these, capped by PSI_LOG_MAX (one choice each).
+KAPPA_FACTORS = (0.5, 1.0, 2.0)
+#: Cells of [-K, K] (coarse for the screening, fine for the exact evaluation).
+CELLS_COARSE = 256
+CELLS_FINE = 4096
+#: Relative error of a cell's masses: the quadrature (below 1e-20 for cells of at most 0.05
+#: scales) and the floating point of five exponentials and their sum.
+QUAD_REL = 64.0 * _U
+#: Masses below this share of the case's largest are set to 0 (:func:`gaussian_masses`).
+MASS_FLOOR = 0.01
+#: Nodes and weights of five-point Gauss-Legendre on [-1, 1].
+_GL_T, _GL_W = np.polynomial.legendre.leggauss(5)
+
+
+def kappas(sigma: float) -> list[float]:
+    """The values of kappa = sigma^2 - tau^2 tried for a reference victim of scale ``sigma``:
+    ``f sigma`` for f in ``KAPPA_FACTORS``, each capped so that ``log psi`` at the cut is at
+    most ``PSI_LOG_MAX`` (``(CUT_Z + 1)^2 kappa / (2 tau^2)``, an upper bound of it)."""
+    z = CUT_Z + 1.0
+    # (z sigma)^2 kappa / (2 sigma^2 tau^2) <= L  <=>  kappa <= 2 L sigma^2 / (z^2 + 2 L)
+    cap = 2.0 * PSI_LOG_MAX * sigma * sigma / (z * z + 2.0 * PSI_LOG_MAX)
+    return sorted({min(f * sigma, cap) for f in KAPPA_FACTORS})
+
+
+def _gauss_mass(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
+    """Pr[N(m, s^2) in [lo, hi]] per cell by five-point Gauss-Legendre quadrature."""
+    half = 0.5 * (hi - lo)
+    mid = 0.5 * (hi + lo)
+    z = (mid[:, None] + half[:, None] * _GL_T[None, :] - m) / s
+    return (np.exp(-0.5 * z * z) @ _GL_W) * half / (s * math.sqrt(2.0 * math.pi))
+
+
+def _log_psi(y: NDArray, x: float, sigma: float, tau: float) -> NDArray:
+    """log of dN(x, sigma^2)/dN(0, tau^2) at y (a convex quadratic when tau < sigma)."""
+    return math.log(tau / sigma) - 0.5 * ((y - x) / sigma) ** 2 + 0.5 * (y / tau) ** 2
+
+
+def gaussian_pair_cells(sigma: float, tau: float, eps: float, a: float, pieces: int
+                        ) -> tuple[Cells, float]:
+    """Cells of ``l = (P_a - e^eps P_{-a}) / omega`` for ``P_x = N(x, sigma^2)`` cut to
+    ``[-K, K]`` and ``omega = N(0, tau^2)`` (``tau < sigma``), and the cut mass
+    ``P_a(|y| > K)`` (module docstring).
+
+    >>> c, cut = gaussian_pair_cells(5.0, 4.5, 0.1, 1.0, 512)
+    >>> abs(c.total - 1.0) < 1e-12, cut < 1e-14
+    (True, True)
+    """
+    if not (0.0 < tau < sigma and math.isfinite(sigma)):
+        raise ValueError(f"need 0 < tau < sigma, got tau = {tau!r}, sigma = {sigma!r}")
+    if not (0.0 < a <= 1.0):
+        raise ValueError(f"a must be in (0, 1], got {a!r}")
+    e = math.exp(eps)
+    k = a + CUT_Z * sigma
+    edges = np.linspace(-k, k, pieces + 1)
+    lo_w, hi_w = edges[:-1], edges[1:]
+    mass = _gauss_mass(lo_w, hi_w, 0.0, tau)
+    p0 = _gauss_mass(lo_w, hi_w, a, sigma)
+    p1 = _gauss_mass(lo_w, hi_w, -a, sigma)
+    # extremes of psi_x on each cell: the larger end value, and the value at the clipped
+    # minimum point y* = -x tau^2 / kappa (psi_x is log-convex)
+    kappa = sigma * sigma - tau * tau
+    ext = []
+    for x in (a, -a):
+        ends = np.maximum(_log_psi(lo_w, x, sigma, tau), _log_psi(hi_w, x, sigma, tau))
+        low = _log_psi(np.clip(-x * tau * tau / kappa, lo_w, hi_w), x, sigma, tau)
+        ext.append((np.exp(low), np.exp(ends)))
+    (min0, max0), (min1, max1) = ext
+    # exp of a log with an absolute error of a few u times its terms' size
+    terms = (k / tau) ** 2 + ((k + a) / sigma) ** 2 + abs(math.log(tau / sigma))
+    slack = (16.0 + 4.0 * terms) * _U * (max0 + e * max1)
+    lo = min0 - e * max1 - slack
+    hi = max0 - e * min1 + slack
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # raised by the masses' relative errors (an upper bound of the conditional mean is
+        # what the lattice law needs; Cells clips it to hi, which bounds the true mean too)
+        mean = np.where(mass > 0, (p0 - e * p1 + 4.0 * QUAD_REL * (p0 + e * p1)) / mass, lo)
+    outside = 2.0 * float(special.ndtr(-k / tau))
+    cut = float(special.ndtr(-(k - a) / sigma) + special.ndtr(-(k + a) / sigma)) * (1.0 + 1e-9)
+    # the quadrature's error (Gauss-Legendre, n = 5: h^11 (5!)^4 / (11 (10!)^3) |f^(10)|, and
+    # |f^(10)| <= 1.09 sqrt(10!) / (sqrt(2 pi) scale^11) by Cramer's bound), summed over the
+    # cells, as a share of the total (it is charged as a total variation)
+    h = 2.0 * k / pieces
+    quad = pieces * 3.3e-10 * (h / tau) ** 11
+    cells = Cells(np.append(mass, outside), np.append(lo, 0.0), np.append(hi, 0.0),
+                  np.append(mean, 0.0), QUAD_REL + quad)
+    return cells, cut
+
+
+def gaussian_masses(s_lo: float, s_hi: float, c_max: float, sig_a: NDArray,
+                    sig_b: NDArray) -> NDArray:
+    """The smallest mass of a Gaussian user with scale in ``[sig_b, sig_a]`` against the
+    blankets ``N(c, s^2)``, ``|c| <= c_max``, ``s in [s_lo, s_hi]`` (the Claim's (i); concave in
+    s, so its minimum is at an end; each factor at its worst end over the class), 0 when
+    ``sig_b <= s_hi``; rounded down.
+
+    >>> m = gaussian_masses(4.0, 4.0, 0.0, np.array([5.0, 3.0]), np.array([5.0, 3.0]))
+    >>> m.round(6).tolist()  # (4/5) exp(-1 / (2 (25 - 16))), and 0 (sigma_j < s)
+    [0.756768, 0.0]
+    """
+    sa = np.asarray(sig_a, dtype=np.float64)
+    sb = np.asarray(sig_b, dtype=np.float64)
+    c2 = (1.0 + c_max) ** 2
+    ok = sb > s_hi
+    best = np.full(sa.shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for s in (s_lo, s_hi):
+            gap = np.where(ok, sb * sb - s * s, 1.0)
+            best = np.minimum(best, math.log(s) - np.log(sa) - 0.5 * c2 / gap)
+    out = np.where(ok, np.exp(best), 0.0) * (1.0 - 64.0 * _U)
+    # masses below MASS_FLOOR of the largest are set to 0 (a smaller mass is valid): users
+    # whose scale is barely above the blanket's have masses down to 0, which would stretch the
+    # geometric classes of the pool (bound.MAX_CLASSES) and round every mass down a lot
+    top = float(out.max()) if out.size else 0.0
+    return np.where(out >= MASS_FLOOR * top, out, 0.0)
+
+
+def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float, sig_a: NDArray,
+                   sig_b: NDArray, narrow: float) -> list[BlanketCase]:
+    """The cases of a victim group with noise scales ``[sigma_lo, sigma_hi]`` and user classes
+    with scales ``[sig_b, sig_a]`` (module docstring): per kappa of :func:`kappas` (a
+    choice), one case per half-width of ``HALF_WIDTHS`` but the last, and one for the pairs
+    of half-width at most the last (reference units), whose value is ``narrow``: an upper
+    bound on the local divergence ``H_{e^eps}(N(a, sigma_lo^2) || N(-a, sigma_lo^2))`` at
+    ``a = HALF_WIDTHS[-1]`` (the Claim's (iv))."""
+    sigma = float(sigma_lo)
+    out: list[BlanketCase] = []
+    widths = HALF_WIDTHS
+    last = float(narrow)
+    for choice, kappa in enumerate(kappas(sigma)):
+        tau = math.sqrt(sigma * sigma - kappa)
+        theta2 = tau * tau / (sigma * sigma)
+        for a, nxt in zip(widths[:-1], widths[1:], strict=True):
+            # this case: half-widths in (nxt, a], so |c| <= 1 - nxt and rho >= nxt / a
+            rho_min = nxt / a
+            s_hi = sigma_hi * math.sqrt(1.0 - rho_min * rho_min * (1.0 - theta2))
+            masses = gaussian_masses(math.sqrt(theta2) * sigma_lo, s_hi, 1.0 - nxt, sig_a, sig_b)
+
+            def refine(pieces: int, a=a, tau=tau) -> Cells:
+                return gaussian_pair_cells(sigma, tau, eps, a, pieces)[0]
+
+            coarse, cut = gaussian_pair_cells(sigma, tau, eps, a, CELLS_COARSE)
+            out.append(BlanketCase(coarse, masses, f"kappa = {kappa:.4g}: pairs of half-width "
+                                   f"<= {a:g}", choice, lambda _, r=refine: r(CELLS_FINE),
+                                   charge=cut))
+        out.append(BlanketCase(Cells(np.ones(1), np.zeros(1), np.zeros(1), np.zeros(1)),
+                               np.zeros(sig_a.shape), f"kappa = {kappa:.4g}: pairs of "
+                               f"half-width <= {widths[-1]:g} (local)", choice, charge=last))
+    return out
