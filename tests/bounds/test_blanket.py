@@ -313,7 +313,7 @@ def test_bad_options_are_named():
                        "delta_i > 0"):
         BLANKET.delta(profile=prof, eps=0.1, mechanism="gaussian")
     with pytest.raises(ParameterRegimeError, match="no blanket for"):
-        BLANKET.delta(profile=prof, eps=0.1, mechanism="gaussian_shared")
+        BLANKET.delta(profile=prof, eps=0.1, mechanism="gaussian_l2")
     with pytest.raises(ValueError, match="victim_groups"):
         BLANKET.delta(profile=prof, eps=0.1, victim_groups=0)
     with pytest.raises(TypeError, match="victim_groups"):

@@ -54,10 +54,10 @@ Numerics.
   values and the binned one agree to 1e-4; the binning (16, 2) used at n = 3 is within 2e-3
   of the finer (64, 8) (used at n = 2), the gap shrinking about fourfold per doubling.
 
-* Gaussian mechanism (delta_i = ``GAUSS_DELTA``, sigma_i calibrated here from Balle and Wang's
-  Theorem 8): binned as Laplace, the tails graded in units of the smallest sigma up to
-  1 + 7.5 sigma_max (every user's mass beyond is below 1e-13), the end cells kept: a certified
-  lower value, tolerance ``TOL``.
+* Gaussian mechanism and its shared-noise form (x / sigma_i + N(0, 1); delta_i =
+  ``GAUSS_DELTA``, sigma_i calibrated here from Balle and Wang's Theorem 8): binned as Laplace,
+  the tails graded in units of the smallest sigma up to 1 + 7.5 sigma_max (every user's mass
+  beyond is below 1e-13), the end cells kept: a certified lower value, tolerance ``TOL``.
 
 Besides ``bound >= truth - TOL``, the truth is checked to be informative (positive at eps = 0,
 the bound below 1 there) and, for identical k-RR and binary RR at n = 5 (the truth the
@@ -80,6 +80,7 @@ from shuffledp.bounds.blanket import blanket_delta
 from shuffledp.mechanisms import (
     DuchiMechanism,
     GaussianMechanism,
+    GaussianSharedMechanism,
     GRRMechanism,
     LaplaceMechanism,
     OUEMechanism,
@@ -211,6 +212,31 @@ def gaussian_edges(budgets: list[float], inner: int, per_scale: int) -> np.ndarr
     u_top = reach if reach <= 4.0 else 4.0 + 4.0 * math.log(reach / 4.0)
     u = np.arange(1, int(math.ceil(u_top * per_scale)) + 1) / per_scale
     t = 1.0 + s_min * np.where(u <= 4.0, u, 4.0 * np.exp((u - 4.0) / 4.0))
+    return np.concatenate([-t[::-1], centre, t])
+
+
+def gaussian_shared_cell_law(eps: float, x: float, edges: np.ndarray) -> np.ndarray:
+    """The shared-noise Gaussian (docs/theory.md 15.7): y = x / sigma + N(0, 1), sigma of
+    (eps, GAUSS_DELTA); the cell masses as :func:`gaussian_cell_law` with unit noise."""
+    s = gaussian_sigma(eps)
+    lo = np.concatenate([[-np.inf], edges]) - x / s
+    hi = np.concatenate([edges, [np.inf]]) - x / s
+    right = special.ndtr(-lo) - special.ndtr(-hi)
+    left = special.ndtr(hi) - special.ndtr(lo)
+    return np.where(lo >= 0.0, right, np.where(hi <= 0.0, left, 1.0 - special.ndtr(lo)
+                                                 - special.ndtr(-hi)))
+
+
+def gaussian_shared_edges(budgets: list[float], inner: int, per_scale: int) -> np.ndarray:
+    """Cell edges for shared-noise Gaussian reports: ``inner`` equal cells on [-m, m], m =
+    1 / sigma_min (every mean lies there), and tail edges at +-(m + g(j / per_scale)) up to
+    m + 7.5 (unit noise; g as in :func:`laplace_edges`)."""
+    m = 1.0 / min(gaussian_sigma(e) for e in budgets)
+    centre = np.linspace(-m, m, inner + 1)
+    reach = 7.5
+    u_top = 4.0 + 4.0 * math.log(reach / 4.0)
+    u = np.arange(1, int(math.ceil(u_top * per_scale)) + 1) / per_scale
+    t = m + np.where(u <= 4.0, u, 4.0 * np.exp((u - 4.0) / 4.0))
     return np.concatenate([-t[::-1], centre, t])
 
 
@@ -397,6 +423,9 @@ def _continuous_cells(mechanism: str, eps_v: float, pair, others: list[tuple[flo
     elif mechanism == "gaussian":
         edges = gaussian_edges(budgets, *resolution)
         law = gaussian_cell_law
+    elif mechanism == "gaussian_shared":
+        edges = gaussian_shared_edges(budgets, *resolution)
+        law = gaussian_shared_cell_law
     else:
         edges = piecewise_edges([(eps_v, list(pair))] + [(e, [z]) for e, z in others])
         law = piecewise_cell_law
@@ -408,7 +437,7 @@ def dataset_truth(mechanism: str, eps_v: float, pair, others: list[tuple[float, 
                   eps_grid, resolution: tuple[int, int] = (16, 2)) -> np.ndarray:
     """H_{e^eps} of the shuffled outputs for one neighbouring pair: the victim (budget eps_v)
     at pair[0] vs pair[1], the others (budget, input) fixed."""
-    if mechanism in ("laplace", "piecewise", "gaussian"):
+    if mechanism in ("laplace", "piecewise", "gaussian", "gaussian_shared"):
         (v0, v1), rest = _continuous_cells(mechanism, eps_v, pair, others, resolution)
     else:
         v0 = _discrete_law(mechanism, eps_v, pair[0])
@@ -424,7 +453,7 @@ def profile_truth(mechanism: str, budgets: list[float], eps_grid, *, every: bool
     remaining budgets), every victim pair and the others' datasets of the mechanism; also,
     per eps, the dataset reaching it (victim budget, pair, others)."""
     kind = mechanism.partition(":")[0]
-    continuous = kind in ("laplace", "piecewise", "gaussian")
+    continuous = kind in ("laplace", "piecewise", "gaussian", "gaussian_shared")
     best = np.full(len(eps_grid), -1.0)
     where: list = [None] * len(eps_grid)
     for eps_v in sorted(set(budgets)):  # victims of equal budgets are alike
@@ -445,7 +474,7 @@ def profile_truth(mechanism: str, budgets: list[float], eps_grid, *, every: bool
 
 def bound_values(mechanism: str, budgets: list[float], eps_grid) -> np.ndarray:
     """blanket_delta on the profile of per-user ``budgets`` (identical: a one-tier profile)."""
-    if mechanism == "gaussian":
+    if mechanism in ("gaussian", "gaussian_shared"):
         profile = BudgetProfile(eps=budgets, delta=GAUSS_DELTA)
     elif len(set(budgets)) == 1:
         profile = BudgetProfile.identical(n=len(budgets), eps0=budgets[0])
@@ -538,19 +567,21 @@ def test_continuous_personalized(mechanism, budgets):
 
 
 @pytest.mark.parametrize("eps0", IDENTICAL_EPS0)
-def test_gaussian_identical(eps0):
-    """The Gaussian mechanism (delta_i = GAUSS_DELTA), identical budgets, n = 2 and 3 (the
-    others at one common value at n = 3): bound >= the binned truth (a certified lower
-    value: binning is a post-processing)."""
-    check_dominates("gaussian", [eps0] * 2, resolution=(32, 4))
-    check_dominates("gaussian", [eps0] * 3, every=False, resolution=(16, 2))
+@pytest.mark.parametrize("mechanism", ["gaussian", "gaussian_shared"])
+def test_gaussian_identical(mechanism, eps0):
+    """The Gaussian mechanism and its shared-noise form (delta_i = GAUSS_DELTA), identical
+    budgets, n = 2 and 3 (the others at one common value at n = 3): bound >= the binned
+    truth (a certified lower value: binning is a post-processing)."""
+    check_dominates(mechanism, [eps0] * 2, resolution=(32, 4))
+    check_dominates(mechanism, [eps0] * 3, every=False, resolution=(16, 2))
 
 
 @pytest.mark.parametrize("budgets", PERSONALIZED + [[4.0, 0.5]], ids=str)
-def test_gaussian_personalized(budgets):
-    """The Gaussian mechanism, personalized budgets, n = 2 and 3, every user as the victim
-    (n = 3: the others at one common value)."""
-    check_dominates("gaussian", budgets, every=len(budgets) == 2,
+@pytest.mark.parametrize("mechanism", ["gaussian", "gaussian_shared"])
+def test_gaussian_personalized(mechanism, budgets):
+    """The Gaussian mechanism and its shared-noise form, personalized budgets, n = 2 and 3,
+    every user as the victim (n = 3: the others at one common value)."""
+    check_dominates(mechanism, budgets, every=len(budgets) == 2,
                     resolution=(32, 4) if len(budgets) == 2 else (16, 2))
 
 
@@ -610,6 +641,11 @@ def test_report_laws_match_the_mechanisms(eps):
         assert np.allclose(duchi_law(eps, x), lib, rtol=1e-13, atol=0)
         rep = duchi(eps=np.full(draws, eps)).randomize(np.full(draws, x), rng)
         close(np.array([np.mean(rep == -1), np.mean(rep == 1)]), duchi_law(eps, x))
+    shared = GaussianSharedMechanism(eps=np.full(draws, eps), delta=GAUSS_DELTA)
+    edges = gaussian_shared_edges([eps], 16, 2)
+    rep = shared.randomize(np.full(draws, 0.5), rng)
+    freq = np.bincount(np.searchsorted(edges, rep), minlength=edges.size + 1) / draws
+    close(freq, gaussian_shared_cell_law(eps, 0.5, edges))
     gauss = GaussianMechanism(eps=[eps], delta=GAUSS_DELTA)
     assert abs(float(gauss.sigma()[0]) / gaussian_sigma(eps) - 1.0) < 1e-9
     edges = gaussian_edges([eps], 16, 2)

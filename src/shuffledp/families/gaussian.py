@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.base import Family, UserClasses, VictimRange
-from shuffledp.families.gaussian_blanket import HALF_WIDTHS, gaussian_cases
+from shuffledp.families.gaussian_blanket import HALF_WIDTHS, gaussian_cases, gaussian_masses
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -354,10 +354,14 @@ class Gaussian(Family):
         assert users.sigma_a is not None and users.sigma_b is not None
         # the narrowest pairs: the victim's local divergence (post-processing), rounded up
         narrow = float(gaussian_delta(eps, group.sigma_lo, sensitivity=2.0 * HALF_WIDTHS[-1]))
-        return gaussian_cases(eps, group.sigma_lo, group.sigma_hi,
-                              np.asarray(users.sigma_a, dtype=np.float64),
-                              np.asarray(users.sigma_b, dtype=np.float64),
-                              min(1.0, narrow * (1.0 + 1e-9) + 1e-300))
+        sig_a = np.asarray(users.sigma_a, dtype=np.float64)
+        sig_b = np.asarray(users.sigma_b, dtype=np.float64)
+
+        def masses(s_lo: float, s_hi: float, c_max: float) -> NDArray[np.float64]:
+            return gaussian_masses(s_lo, s_hi, c_max, sig_a, sig_b)
+
+        return gaussian_cases(eps, group.sigma_lo, group.sigma_hi, masses,
+                              min(1.0, narrow * (1.0 + 1e-9) + 1e-300), sig_a.size)
 
     # ------------------------------------------------------------------ window_lower
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:

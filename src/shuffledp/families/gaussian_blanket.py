@@ -31,6 +31,7 @@ Code names -> symbols: ``sigma`` = sigma (the reference victim's scale), ``tau``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,7 +41,7 @@ from shuffledp.families.blanket import BlanketCase, Cells
 
 special = lazy_module("scipy.special")
 
-__all__ = ["gaussian_pair_cells", "gaussian_masses", "gaussian_cases", "kappas",
+__all__ = ["gaussian_pair_cells", "gaussian_masses", "shared_masses", "gaussian_cases", "kappas",
            "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAX"]
 
 _U = float(np.finfo(float).eps) / 2.0
@@ -161,22 +162,52 @@ def gaussian_masses(s_lo: float, s_hi: float, c_max: float, sig_a: NDArray,
         for s in (s_lo, s_hi):
             gap = np.where(ok, sb * sb - s * s, 1.0)
             best = np.minimum(best, math.log(s) - np.log(sa) - 0.5 * c2 / gap)
-    out = np.where(ok, np.exp(best), 0.0) * (1.0 - 64.0 * _U)
     # masses below MASS_FLOOR of the largest are set to 0 (a smaller mass is valid): users
     # whose scale is barely above the blanket's have masses down to 0, which would stretch the
     # geometric classes of the pool (bound.MAX_CLASSES) and round every mass down a lot
+    return _floor(np.where(ok, np.exp(best), 0.0) * (1.0 - 64.0 * _U))
+
+
+def shared_masses(s_lo: float, s_hi: float, c_max: float, sigma: float,
+                  r_max: NDArray) -> NDArray:
+    """The smallest mass against ``N(c, s^2)``, ``|c| <= c_max``, ``s in [s_lo, s_hi]``, of a
+    user reporting ``r x + N(0, sigma^2)`` with ``|x| <= 1`` and ``r <= r_max`` (the
+    shared-noise Gaussian in a victim group's reference units, docs/theory.md 15.7):
+    ``(s / sigma) exp(-(r + |c|)^2 / (2 (sigma^2 - s^2)))`` at the worst end of s (concave),
+    ``r = r_max``; ``s_hi < sigma`` is required; rounded down.
+
+    >>> shared_masses(4.0, 4.0, 0.0, 5.0, np.array([1.0, 0.5])).round(6).tolist()
+    [0.756768, 0.788966]
+    """
+    r = np.asarray(r_max, dtype=np.float64)
+    if not (0.0 < s_lo <= s_hi < sigma):
+        raise ValueError(f"need 0 < s_lo <= s_hi < sigma, got {s_lo!r}, {s_hi!r}, {sigma!r}")
+    best = np.full(r.shape, np.inf)
+    for s in (s_lo, s_hi):
+        best = np.minimum(best, math.log(s / sigma) - 0.5 * (r + c_max) ** 2
+                          / (sigma * sigma - s * s))
+    return _floor(np.exp(best) * (1.0 - 64.0 * _U))
+
+
+def _floor(out: NDArray) -> NDArray:
+    """Masses below ``MASS_FLOOR`` of the largest set to 0 (see :func:`gaussian_masses`)."""
     top = float(out.max()) if out.size else 0.0
     return np.where(out >= MASS_FLOOR * top, out, 0.0)
 
 
-def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float, sig_a: NDArray,
-                   sig_b: NDArray, narrow: float) -> list[BlanketCase]:
-    """The cases of a victim group with noise scales ``[sigma_lo, sigma_hi]`` and user classes
-    with scales ``[sig_b, sig_a]`` (module docstring): per kappa of :func:`kappas` (a
-    choice), one case per half-width of ``HALF_WIDTHS`` but the last, and one for the pairs
-    of half-width at most the last (reference units), whose value is ``narrow``: an upper
-    bound on the local divergence ``H_{e^eps}(N(a, sigma_lo^2) || N(-a, sigma_lo^2))`` at
-    ``a = HALF_WIDTHS[-1]`` (the Claim's (iv))."""
+def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float,
+                   masses: Callable[[float, float, float], NDArray], narrow: float,
+                   size: int) -> list[BlanketCase]:
+    """The cases of a victim group whose reference victim has the noise scale ``sigma_lo``
+    and whose victims' blankets are at most ``sigma_hi`` times ``sqrt(1 - rho^2 kappa /
+    sigma_lo^2)`` wide (module docstring; ``sigma_hi`` the group's largest scale for the
+    Gaussian mechanism, ``sigma_lo`` for the shared-noise Gaussian, whose victims all have
+    the reference noise): per kappa of :func:`kappas` (a choice), one case per half-width of
+    ``HALF_WIDTHS`` but the last, with ``masses(s_lo, s_hi, c_max)`` the user classes'
+    smallest masses (``size`` of them) against the blankets ``N(c, s^2)`` of its pairs, and
+    one for the pairs of half-width at most the last (reference units), whose value is
+    ``narrow``: an upper bound on the local divergence ``H_{e^eps}(N(a, sigma_lo^2) ||
+    N(-a, sigma_lo^2))`` at ``a = HALF_WIDTHS[-1]`` (the Claim's (iv))."""
     sigma = float(sigma_lo)
     out: list[BlanketCase] = []
     widths = HALF_WIDTHS
@@ -188,16 +219,16 @@ def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float, sig_a: NDArray,
             # this case: half-widths in (nxt, a], so |c| <= 1 - nxt and rho >= nxt / a
             rho_min = nxt / a
             s_hi = sigma_hi * math.sqrt(1.0 - rho_min * rho_min * (1.0 - theta2))
-            masses = gaussian_masses(math.sqrt(theta2) * sigma_lo, s_hi, 1.0 - nxt, sig_a, sig_b)
+            mass = masses(math.sqrt(theta2) * sigma_lo, s_hi, 1.0 - nxt)
 
             def refine(pieces: int, a=a, tau=tau) -> Cells:
                 return gaussian_pair_cells(sigma, tau, eps, a, pieces)[0]
 
             coarse, cut = gaussian_pair_cells(sigma, tau, eps, a, CELLS_COARSE)
-            out.append(BlanketCase(coarse, masses, f"kappa = {kappa:.4g}: pairs of half-width "
+            out.append(BlanketCase(coarse, mass, f"kappa = {kappa:.4g}: pairs of half-width "
                                    f"<= {a:g}", choice, lambda _, r=refine: r(CELLS_FINE),
                                    charge=cut))
         out.append(BlanketCase(Cells(np.ones(1), np.zeros(1), np.zeros(1), np.zeros(1)),
-                               np.zeros(sig_a.shape), f"kappa = {kappa:.4g}: pairs of "
+                               np.zeros(size), f"kappa = {kappa:.4g}: pairs of "
                                f"half-width <= {widths[-1]:g} (local)", choice, charge=last))
     return out

@@ -37,8 +37,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.families.base import Family, UserClasses, VictimRange
-from shuffledp.families.gaussian import Gaussian, _tail_cut, sigmas
+from shuffledp.families.base import UserClasses, VictimRange
+from shuffledp.families.gaussian import Gaussian, _tail_cut, gaussian_delta, sigmas
+from shuffledp.families.gaussian_blanket import HALF_WIDTHS, gaussian_cases, shared_masses
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -134,8 +135,25 @@ class GaussianShared(Gaussian):
     title: ClassVar[str] = ("Gaussian noise of one scale, signal x / sigma_i (approximate LDP; "
                             "every user hides every victim)")
     display_name: ClassVar[str] = "shared-noise Gaussian"
-    # the per-budget Gaussian's blanket is for its own reports, not these: none here
-    blanket_cases = Family.blanket_cases
+
+    def blanket_cases(self, eps: float, group: VictimRange, users: UserClasses) -> list:
+        """Gaussian blankets in the group's reference units (every report times the group's
+        smallest sigma_lo: every user j reports ``(sigma_lo / sigma_j) x_j + N(0,
+        sigma_lo^2)`` and every victim of the group ``x + N(0, sigma_lo^2)`` with ``|x| <=
+        sigma_lo / sigma_v <= 1``): the cases of :func:`~shuffledp.families.gaussian_blanket.
+        gaussian_cases` with the victims' noise sigma_lo, and every user covering them, with
+        the masses of :func:`~shuffledp.families.gaussian_blanket.shared_masses` at its class's
+        largest signal ``sigma_lo / sigma_b`` (docs/theory.md 15.7, "Blanket")."""
+        assert users.sigma_b is not None
+        sig = float(group.sigma_lo)
+        r_max = sig / np.asarray(users.sigma_b, dtype=np.float64)
+        narrow = float(gaussian_delta(eps, sig, sensitivity=2.0 * HALF_WIDTHS[-1]))
+
+        def masses(s_lo: float, s_hi: float, c_max: float) -> NDArray[np.float64]:
+            return shared_masses(s_lo, s_hi, c_max, sig, r_max)
+
+        return gaussian_cases(eps, sig, sig, masses, min(1.0, narrow * (1.0 + 1e-9) + 1e-300),
+                              r_max.size)
 
     def pool_masses(self, group: VictimRange, users: UserClasses, eta: float, *,
                     victim_eps: NDArray[np.float64], own_bin: int | None
