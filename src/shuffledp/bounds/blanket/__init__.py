@@ -17,7 +17,7 @@ budgets (docs/theory.md 15): Theorem 6 (the blanket reduction with per-user mass
 on the safe side), :mod:`.cells` (the lattice law, dominating in the increasing convex order),
 :mod:`.bound` (victim groups), and each randomizer family's blanket
 (:meth:`~shuffledp.families.base.Family.blanket_cases`; binary RR, one-bit Duchi, k-RR, OUE,
-Laplace, piecewise, the Gaussian mechanism).
+Laplace, piecewise, the Gaussian mechanism, the shared-noise Laplace and Gaussian).
 
 Code names -> paper symbols: ``masses`` = gamma_j, ``cells`` = the law of l under omega,
 ``eps`` = eps, ``mechanism`` = the randomizer family F.
@@ -112,7 +112,7 @@ BOUND = register_bound(
             options={"mechanism": "binary_rr", "victim_groups": VICTIM_GROUPS},
             coverage_note=(
                 "its mechanism's protocols (option mechanism: binary_rr, duchi, krr:k, oue:d, "
-                "laplace, piecewise, gaussian), any profile"
+                "laplace, piecewise, gaussian, laplace_shared, gaussian_shared), any profile"
             ),
         ),
         delta_fn=blanket_delta,
