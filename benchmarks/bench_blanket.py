@@ -56,7 +56,8 @@ DELTA = 1e-6
 N_IDENTICAL = 10_000
 #: Local delta of the Gaussian mechanism's users (as personalized_validity.gaussian_delta0).
 GAUSSIAN_DELTA0 = 1e-8
-FAMILIES = ("binary_rr", "krr:10", "oue:100", "laplace", "piecewise", "duchi", "gaussian")
+FAMILIES = ("binary_rr", "krr:10", "oue:100", "laplace", "piecewise", "duchi", "gaussian",
+            "gaussian_shared", "laplace_shared")
 QUICK_FAMILIES = ("binary_rr", "krr:10", "laplace")
 #: The lower bounds tried for every family, with their options for it (each is used only
 #: where :meth:`Bound.covers` says it is a lower bound for the family).
