@@ -566,7 +566,8 @@ def test_continuous_personalized(mechanism, budgets):
                     resolution=(64, 8) if len(budgets) == 2 else (16, 2))
 
 
-@pytest.mark.parametrize("eps0", IDENTICAL_EPS0)
+@pytest.mark.parametrize("eps0", [1.0, 4.0, pytest.param(0.5, marks=pytest.mark.slow),
+                                  pytest.param(2.0, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("mechanism", ["gaussian", "gaussian_shared"])
 def test_gaussian_identical(mechanism, eps0):
     """The Gaussian mechanism and its shared-noise form (delta_i = GAUSS_DELTA), identical
@@ -576,7 +577,8 @@ def test_gaussian_identical(mechanism, eps0):
     check_dominates(mechanism, [eps0] * 3, every=False, resolution=(16, 2))
 
 
-@pytest.mark.parametrize("budgets", PERSONALIZED + [[4.0, 0.5]], ids=str)
+@pytest.mark.parametrize("budgets", [PERSONALIZED[0], [4.0, 0.5]] + [
+    pytest.param(b, marks=pytest.mark.slow) for b in PERSONALIZED[1:]], ids=str)
 @pytest.mark.parametrize("mechanism", ["gaussian", "gaussian_shared"])
 def test_gaussian_personalized(mechanism, budgets):
     """The Gaussian mechanism and its shared-noise form, personalized budgets, n = 2 and 3,
