@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -96,9 +97,31 @@ class LatticeLaw:
         object.__setattr__(self, "offset", int(self.offset) + int(nz[0]))
         object.__setattr__(self, "pmf", p)
 
-    @property
+    @cached_property
     def values(self) -> NDArray[np.float64]:
-        return (self.offset + np.arange(self.pmf.size)) * self.step
+        """The lattice points ``step * (offset + i)`` (read-only, computed once)."""
+        x = (self.offset + np.arange(self.pmf.size)) * self.step
+        x.setflags(write=False)
+        return x
+
+    @cached_property
+    def log_pmf(self) -> NDArray[np.float64]:
+        """``log pmf`` (-inf where 0; read-only, computed once)."""
+        with np.errstate(divide="ignore"):
+            lp = np.log(self.pmf)
+        lp.setflags(write=False)
+        return lp
+
+    @cached_property
+    def positive_part(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(log pmf + log x, x)`` at the points ``x > 0`` of positive mass (read-only,
+        computed once: the search of the Chernoff tilt asks for them at every tilt)."""
+        x = self.values
+        pos = (x > 0) & (self.pmf > 0)
+        out = (self.log_pmf[pos] + np.log(x[pos]), x[pos])
+        for a in out:
+            a.setflags(write=False)
+        return out
 
     @property
     def mean(self) -> float:
@@ -130,8 +153,7 @@ def _lse(a: NDArray[np.float64]) -> float:
 
 
 def _log_mgf(law: LatticeLaw, theta: float) -> float:
-    with np.errstate(divide="ignore"):
-        return _lse(np.log(law.pmf) + theta * law.values)
+    return _lse(law.log_pmf + theta * law.values)
 
 
 def _log_mgf_r(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta: float) -> float:
@@ -147,11 +169,11 @@ def _log_mgf_r(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta: float) 
 
 def _log_pos_moment(law: LatticeLaw, theta: float) -> float:
     """log E[X_+ e^{theta X}] (-inf when X <= 0)."""
-    x = law.values
-    pos = (x > 0) & (law.pmf > 0)
-    if not pos.any():
+    log_w, x_pos = law.positive_part
+    if x_pos.size == 0:
         return -math.inf
-    return _lse(np.log(law.pmf[pos]) + np.log(x[pos]) + theta * x[pos])
+    return _lse(log_w + theta * x_pos)
+
 
 
 def _golden_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
@@ -202,8 +224,7 @@ def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[floa
     counts = np.asarray(counts, dtype=np.float64)
     if x.size > GRID_MAX_POINTS:
         return _golden_theta(law, gammas, counts, hi)
-    with np.errstate(divide="ignore"):
-        log_p = np.log(law.pmf)
+    log_p = law.log_pmf
     pos = (x > 0) & (law.pmf > 0)
     log_x = np.log(x[pos])
 
@@ -293,9 +314,43 @@ def _chernoff_exponents(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta
     M_R(theta)``), so that ``Pr_theta[sign (R - mean) >= t] <= exp(c - s t)`` for each s."""
     s = CHERNOFF_S / max(sd, 1e-300)
     base = _log_mgf_r(law, gammas, counts, theta)
-    c = np.array([_log_mgf_r(law, gammas, counts, theta + sign * u) - base - sign * u * mean
-                  for u in s])
+    if law.pmf.size <= MANY_MAX_POINTS:
+        c = _log_mgf_r_many(law, gammas, counts, theta + sign * s) - base - sign * s * mean
+    else:
+        c = np.array([_log_mgf_r(law, gammas, counts, theta + sign * u) - base - sign * u * mean
+                      for u in s])
     return s, c
+
+
+#: Laws of at most this many points take :func:`_log_mgf_r_many` in
+#: :func:`_chernoff_exponents` (measured: 2.7x faster at 512 points, slower beyond 4096,
+#: where the matrix costs more than the loop's overhead; time only).
+MANY_MAX_POINTS = 1024
+#: Matrix entries per block of :func:`_log_mgf_r_many` (memory only).
+_MGF_BLOCK = 1 << 18
+
+
+def _log_mgf_r_many(law: LatticeLaw, gammas: NDArray, counts: NDArray,
+                    thetas: NDArray) -> NDArray[np.float64]:
+    """:func:`_log_mgf_r` at every theta of ``thetas``: the same formula, the log moment
+    generating functions of X computed for a block of thetas at once."""
+    thetas = np.asarray(thetas, dtype=np.float64)
+    log_p = law.log_pmf
+    x = law.values
+    lm = np.empty(thetas.size)
+    rows = max(1, _MGF_BLOCK // max(x.size, 1))
+    for i in range(0, thetas.size, rows):
+        z = log_p[None, :] + thetas[i:i + rows, None] * x[None, :]
+        zmax = z.max(axis=1)
+        with np.errstate(invalid="ignore"):
+            lm[i:i + rows] = zmax + np.log(np.exp(z - zmax[:, None]).sum(axis=1))
+    out = np.empty(thetas.size)
+    big = ~(lm < 700.0)  # (M_X - 1 would overflow; also nan / inf: the scalar form decides)
+    em1 = np.expm1(np.where(big, 0.0, lm))
+    out[~big] = counts @ np.log1p(gammas[:, None] * em1[None, ~big])
+    for i in np.flatnonzero(big):
+        out[i] = _log_mgf_r(law, gammas, counts, float(thetas[i]))
+    return out
 
 
 def _chernoff_reach(s: NDArray, c: NDArray, eta: float) -> float:

@@ -91,8 +91,12 @@ _BINS = 8_192
 #: Within this relative distance of the eps where a group's two-region choices were all
 #: evaluated, only the winner is (blanket_eps; time only).
 MEMO_RTOL = 0.1
-#: The first upward step (relative) of a group's solve from another group's crossing.
+#: The first upward step (relative) of a group's solve from another group's crossing, and
+#: the most such steps (x4 each, up to 2.28 times the crossing); beyond them the solve probes
+#: down from the group's largest budget (a crossing far below, e.g. near eps = 0, would take
+#: dozens of steps up; time only).
 UP_STEP = 0.02
+UP_PROBES = 4
 #: Relative tolerance of a group's solve (the result is at most about this much above the
 #: crossing; every group is certified where its computed bound is at most delta).
 GROUP_RTOL = 1e-6
@@ -446,8 +450,8 @@ def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
 def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
     """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
     ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
-    narrowed by the points ``a (1 + UP_STEP 4^k)`` when ``a > 0`` (another group's crossing),
-    or else by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
+    narrowed by the points ``a (1 + UP_STEP 4^k)``, ``k < UP_PROBES``, when ``a > 0`` (another
+    group's crossing), then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
     when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
     else Brent's method on ``log fn`` locates the crossing r (``scipy.optimize.brentq``),
     then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
@@ -469,7 +473,9 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     if a > 0.0:
         # from another group's crossing: this one is usually a little above it
         step = UP_STEP
-        while a * (1.0 + step) < near:
+        for _ in range(UP_PROBES):
+            if a * (1.0 + step) >= near:
+                break
             x = a * (1.0 + step)
             if g(x) <= 0.0:
                 certified = x
