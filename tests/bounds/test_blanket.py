@@ -37,10 +37,12 @@ from shuffledp.bounds.blanket import BLANKET_FAMILIES, blanket_delta
 from shuffledp.bounds.blanket.amplification import (
     LatticeLaw,
     _best_theta,
+    _chernoff_exponents,
     _log_mgf_r,
     _log_pos_moment,
     amplification_bound,
     chernoff_bound,
+    law_charge,
 )
 from shuffledp.bounds.blanket.bound import _floored
 from shuffledp.bounds.blanket.cells import lattice_law
@@ -346,11 +348,75 @@ def test_floor_of_a_cell_straddling_it_keeps_the_domination():
 def test_chernoff_and_window_values_carry_the_law_charge():
     law = LatticeLaw(offset=-1, pmf=np.array([0.5, 0.2, 0.3]), step=1.0, tv_error=1e-9,
                      w1_error=1e-10)
-    charge = 1e-9 * 1.0 * (1.0 + 0.5 * 1000) + 1e-10
+    crude = 1e-9 * 1.0 * (1.0 + 0.5 * 1000) + 1e-10  # tau max(x, 0) (1 + E[M]) + w1
+    charge = law_charge(law, [0.5], [1000])
+    assert 1e-10 < charge <= crude
     got = amplification_bound(law, [0.5], [1000])
-    assert got.law_charge == pytest.approx(charge)
+    assert got.law_charge == charge
     assert got.value >= charge
     assert chernoff_bound(law, [0.5], [1000]) >= charge
+
+
+@pytest.mark.parametrize("points", [2, 37, 600, 1024, 1025, 3000])
+def test_chernoff_exponents_in_one_matrix_equal_the_scalar_formula(points):
+    # the window's Chernoff exponents: every tilt at once (laws of at most MANY_MAX_POINTS
+    # points) against _log_mgf_r one tilt at a time, from overflowing tilts (M_X - 1 beyond
+    # e^700, the scalar fallback) to tiny ones
+    rng = np.random.default_rng(points)
+    for _ in range(5):
+        pmf = rng.random(points) ** rng.uniform(1.0, 6.0)
+        law = LatticeLaw(offset=-int(rng.integers(0, points)), pmf=pmf / pmf.sum(),
+                         step=float(10 ** rng.uniform(-3, 0)))
+        g = rng.uniform(1e-6, 1.0, 3)
+        c = rng.integers(1, 10**6, 3).astype(float)
+        theta, mean = float(rng.uniform(0, 2)), float(rng.normal())
+        for sign in (1, -1):
+            for sd in (1e-3, 1.0, 1e3):
+                s, got = _chernoff_exponents(law, g, c, theta, mean, sd, sign)
+                base = _log_mgf_r(law, g, c, theta)
+                want = np.array([_log_mgf_r(law, g, c, theta + sign * u) - base - sign * u * mean
+                                 for u in s])
+                assert np.array_equal(np.isfinite(got), np.isfinite(want))
+                ok = np.isfinite(want)
+                scale = abs(base) + np.abs(s * mean) + np.abs(want) + 1.0
+                assert np.all(np.abs(got[ok] - want[ok]) <= 1e-13 * scale[ok])
+    # the lattice law's cached points and logs cannot be changed by a caller
+    for arr in (law.values, law.log_pmf, *law.positive_part):
+        with pytest.raises(ValueError):
+            arr[0] = 0.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_law_charge_covers_an_l1_perturbation_exactly(seed):
+    # docs/theory.md 15.3 (N7): a computed pmf within tv_error (L1) of the law it stands for
+    # moves A by at most law_charge; checked by direct convolution of both laws, for laws with
+    # a far positive value (where the charge's finer form is far below the crude one)
+    rng = np.random.default_rng(seed)
+    size, k = 40, int(rng.integers(3, 8))
+    p = np.zeros(size)
+    p[:k] = rng.random(k) + 0.01
+    p[-1] = 1e-4  # a rare large value: x_max far above the law's spread
+    true = p / p.sum()
+    tau = 1e-6
+    d = rng.normal(size=size) * (true > 0)
+    d *= tau / np.abs(d).sum()
+    computed = np.maximum(true + d, 0.0)
+    tv = float(np.abs(computed - true).sum()) * (1.0 + 1e-9)
+    offset = -int(rng.integers(k, 2 * k))
+    law_true = LatticeLaw(offset=offset, pmf=true, step=1.0)
+    law = LatticeLaw(offset=offset, pmf=computed, step=1.0, tv_error=tv)
+    # the lattice ends hold mass in both laws (the same points)
+    assert law.offset == law_true.offset and law.pmf.size == law_true.pmf.size
+    g = rng.uniform(0.1, 0.9, 2)
+    c = rng.integers(3, 10, 2)
+    moved = abs(_exact_a(law_true, g, c) - _exact_a(law, g, c))
+    charge = law_charge(law, g, c)
+    assert moved <= charge
+    crude = tv * law.values[-1] * (1.0 + float(np.dot(g, c)))
+    assert charge < 0.8 * crude  # the finer form is the one in use
+    # with no error, nothing is charged but w1_error
+    assert law_charge(LatticeLaw(offset=offset, pmf=true, step=1.0, w1_error=1e-12), g, c) \
+        == 1e-12
 
 
 def test_merging_scaled_masses_once_is_exact_or_below():
