@@ -212,9 +212,12 @@ def _lattice(ratios, masses, phi, last, m_last, d: float, shift_idx: int, sign: 
     off = int(vals.min())
     pmf = np.zeros(int(vals.max()) - off + 1)
     np.add.at(pmf, vals - off, masses)
-    # masses: a relative error of a few ulps each (total variation 8 u); ratios: each label's
+    # masses: a relative error of a few ulps each (8 u), and (k - 1) u of the sequential sums
+    # of np.add.at where k labels share a lattice point (an L1 error); ratios: each label's
     # true ratio is within a few ulps of its lattice point, a move charged as Wasserstein-1
-    return LatticeLaw(off, pmf, d, tv_error=8.0 * _U, w1_error=16.0 * _U * scale)
+    k_max = int(np.bincount(vals - off).max())
+    return LatticeLaw(off, pmf, d, tv_error=(8.0 + k_max) * _U * max(1.0, float(pmf.sum())),
+                      w1_error=16.0 * _U * scale)
 
 
 def _laplace_step(eps0: float, n: int = 1, window: float = math.inf) -> float:
