@@ -12,9 +12,9 @@ bound needs (docs/theory.md 15.2).  A cell within one lattice interval costs onl
 variance of the two-point split, at most ``D^2 / 4`` of its mass.
 
 Floating point: the masses carry a relative error ``rel_error`` (the family's) and the
-rounding of the split and of its sums (``(k + 4) u`` for at most k cells' terms on one lattice
-point), charged as an L1 distance (``LatticeLaw.tv_error``, docs/theory.md 15.3 (N7)); the
-split points a relative ``8 u`` of the values, charged as a Wasserstein-1 distance.
+rounding of the split and of its sums (``(k + 3) u`` of the mass of a lattice point where k
+cells' terms land), charged as an L1 distance (``LatticeLaw.tv_error``, docs/theory.md 15.3
+(N7)); the split points a relative ``8 u`` of the values, charged as a Wasserstein-1 distance.
 """
 
 from __future__ import annotations
@@ -60,10 +60,9 @@ def lattice_law(cells: Cells, step: float) -> LatticeLaw:
     # masses: relative errors (the family's; 1 - frac, the products and the quotient, 4 u;
     # the sequential sums of np.add.at, (k - 1) u for k terms on one point); split points: a
     # relative 8 u of the values, as moves of at most (b - a) step
-    k_max = int((np.bincount(ka - k0, minlength=size) + np.bincount(kb - k0, minlength=size)
-                 ).max())
-    rel = cells.rel_error + (k_max + 4.0) * _U
-    tv = (rel * total + abs(total - 1.0)) * (1.0 + 1e-12)
+    k = np.bincount(ka - k0, minlength=size) + np.bincount(kb - k0, minlength=size)
+    sums = _U * float(np.dot(k + 3.0, pmf))  # (k - 1) u per point, and 4 u
+    tv = (cells.rel_error * total + sums + abs(total - 1.0)) * (1.0 + 1e-12)
     w1 = float(np.dot(m, 8.0 * _U * np.maximum(np.abs(lo), np.abs(hi)) + _U * width * step))
     return LatticeLaw(offset=k0, pmf=pmf / total if total > 0 else pmf, step=float(step),
                       tv_error=float(tv), w1_error=w1)
