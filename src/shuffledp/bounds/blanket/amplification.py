@@ -30,9 +30,9 @@ Computation (docs/theory.md 15.3):
 * The lattice law's own floating-point error (``LatticeLaw.tv_error``, an L1 distance tau)
   costs at most ``tau max(x, 0) (1 + E[M])``: the (m+1)-fold law moves by at most
   ``(m + 1) tau`` and ``E[(S)_+] / (m + 1)`` lies in ``[0, max x]``; and at most
-  ``tau c^N (max(x, 0) + E[M] mu_+ + sqrt(E[M] s_2))`` (:func:`law_charge`), changing one
-  summand at a time, whose change weighs the others' sum by its positive part, at most its
-  mean's positive part plus its standard deviation; moves of mass by small distances
+  ``tau c^N (max(x, 0) + E[M] E[X_+])`` (:func:`law_charge`), changing one summand at a
+  time, whose change weighs the others' sum by its positive part, at most the sum of their
+  positive parts; moves of mass by small distances
   (``LatticeLaw.w1_error``, a Wasserstein-1 distance) cost at most that distance,
   ``E[(S)_+] / (m + 1)`` being 1/(m+1)-Lipschitz in each summand.
 
@@ -261,10 +261,9 @@ def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[floa
 def law_charge(law: LatticeLaw, gammas, counts) -> float:
     """What the lattice law's own floating-point error can add to A (module docstring,
     docs/theory.md 15.3 (N7)): ``w1_error`` plus the smaller of
-    ``tau max(x, 0) (1 + E[M])`` and ``tau c^N (max(x, 0) + E[M] mu_+ + sqrt(E[M] s_2))``,
-    ``tau = tv_error`` (an L1 distance), ``mu_+`` and ``s_2`` bounds on the positive part of
-    the mean and on the second moment of either law (normalized), ``c`` a bound on either
-    law's total mass and N the pool's size."""
+    ``tau max(x, 0) (1 + E[M])`` and ``tau c^N (max(x, 0) + E[M] m_+)``, ``tau = tv_error``
+    (an L1 distance), ``m_+`` a bound on ``E[X_+]`` under either law (normalized), ``c`` a
+    bound on either law's total mass and N the pool's size."""
     gammas, counts = _classes(gammas, counts)
     tau = law.tv_error
     if tau == 0.0:
@@ -273,19 +272,16 @@ def law_charge(law: LatticeLaw, gammas, counts) -> float:
     x_pos_max = max(float(x[-1]), 0.0)
     em = float(np.dot(gammas, counts)) * (1.0 + 1e-12)
     crude = tau * x_pos_max * (1.0 + em)
-    # the moments of the computed pmf, rounded up (dot products of at most 2^24 terms)
+    # E[X_+] and the mass of the computed pmf, rounded up (dot products of at most 2^24 terms)
     err = 1e-15 + 2.0 * p.size * float(np.finfo(float).eps)
-    x_abs = max(abs(float(x[0])), abs(float(x[-1])))
     mass = float(p.sum()) * (1.0 + err)
     lo_mass = float(p.sum()) * (1.0 - err) - tau
     big = tau * math.expm1(min(700.0, max(mass + tau - 1.0, 0.0) * float(counts.sum())))
     if lo_mass <= 0.5 or big > 1e-3 * tau:
         return crude + law.w1_error
-    first = float(np.dot(p, x)) + err * float(np.dot(p, np.abs(x))) + tau * x_abs
-    second = float(np.dot(p, x * x)) * (1.0 + err) + tau * x_abs * x_abs
-    mu_plus = max(first, 0.0) / lo_mass
-    s_2 = second / lo_mass
-    fine = ((tau + big) * (x_pos_max + em * mu_plus + math.sqrt(em * s_2))) * (1.0 + 1e-12)
+    pos = x > 0
+    m_plus = (float(np.dot(p[pos], x[pos])) * (1.0 + err) + tau * x_pos_max) / lo_mass
+    fine = ((tau + big) * (x_pos_max + em * m_plus)) * (1.0 + 1e-12)
     return min(crude, fine) + law.w1_error
 
 
