@@ -90,7 +90,9 @@ def test_laplace_below_a_certified_upper_bound_on_the_pair(eps0, eps):
                       mechanism="laplace")
     up = pair_upper(n, eps0, eps)
     assert low <= up
-    assert low >= 0.6 * up  # the labels lose little (0.66 at delta ~ 1e-9, 0.95 near 1e-6)
+    # the labels lose little (0.52 at delta ~ 1e-9, 0.95 near 1e-6; 0.66 at 1e-9 before the
+    # reference's lattice law paid (k + 3) u per point for its sums of 20,000 cells, f1a1843)
+    assert low >= 0.5 * up
 
 
 def test_laplace_done_when_numbers():
