@@ -204,3 +204,56 @@ def test_never_below_the_lower_bounds(mechanism, seed):
         assert up >= lo * (1.0 - 1e-9), (low, up, lo)
     clones = get_bound("clones").eps(profile=prof, delta=1e-6, mechanism=mechanism)
     assert up < clones, (up, clones)
+
+
+def test_large_budgets_take_the_second_cap():
+    """The caps of kappa (``PSI_LOG_MAXES``): at eps0 = 3 (sigma = 3.64) the first cap binds
+    every factor and alone left the bound 5.0 times the certified lower bound (0.0957 against
+    0.0190 at n = 10^4); with the second it is 1.59 times.  Checked at n = 3000: above
+    ``tier_sum_lower``, within 1.8 times it, and at most half the bound with the first cap
+    alone."""
+    import shuffledp.families.gaussian_blanket as gb
+
+    prof = BudgetProfile(eps=np.full(3000, 3.0), delta=1e-8)
+    # the second cap where the first binds every factor, not where it does not (eps0 = 0.5)
+    assert len(kappas(3.637)) == 3 and len(kappas(19.73)) == 3
+    assert len(kappas(200.0, wide=True)) > len(kappas(200.0))
+    clear_caches()
+    up = get_bound("blanket").eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    lo = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    assert lo * (1.0 - 1e-9) <= up <= 1.8 * lo, (up, lo)
+    first = gb.PSI_LOG_MAXES[:1]
+    try:
+        gb.PSI_LOG_MAXES = first
+        clear_caches()
+        alone = get_bound("blanket").eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    finally:
+        gb.PSI_LOG_MAXES = (4.0, 8.0)
+        clear_caches()
+    assert up <= 0.5 * alone, (up, alone)
+
+
+def test_users_of_larger_budgets_count_through_narrower_blankets():
+    """``WIDE_FACTORS``: with budgets in U[0.05, 1] the victims of the smallest budgets are
+    decided by the users just above them, who cover only blankets narrower than their own
+    noise; the narrower blankets lower the bound (measured at n = 10^4: 0.01481 -> 0.00874,
+    the certified lower bound 0.00560; here, n = 2000: 0.02715 -> 0.02239), by more than 15%,
+    and it stays above the lower bounds."""
+    import shuffledp.families.gaussian_blanket as gb
+
+    eps = np.random.default_rng(5).uniform(0.05, 1.0, size=2000)
+    prof = BudgetProfile(eps=eps, delta=1e-8)
+    clear_caches()
+    up = get_bound("blanket").eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    for low in ("tier_sum_lower", "window_lower"):
+        lo = get_bound(low).eps(profile=prof, delta=1e-6, mechanism="gaussian")
+        assert up >= lo * (1.0 - 1e-9), (low, up, lo)
+    saved = gb.WIDE_FACTORS
+    try:
+        gb.WIDE_FACTORS = ()
+        clear_caches()
+        narrow_off = get_bound("blanket").eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    finally:
+        gb.WIDE_FACTORS = saved
+        clear_caches()
+    assert up <= 0.85 * narrow_off, (up, narrow_off)

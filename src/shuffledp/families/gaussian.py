@@ -360,8 +360,11 @@ class Gaussian(Family):
         def masses(s_lo: float, s_hi: float, c_max: float) -> NDArray[np.float64]:
             return gaussian_masses(s_lo, s_hi, c_max, sig_a, sig_b)
 
+        # users with narrower noise than the reference victim's (larger budgets): narrower
+        # blankets are tried too (gaussian_blanket.WIDE_FACTORS)
+        wide = bool(np.any((sig_b < group.sigma_lo) & (np.asarray(users.counts) > 0)))
         return gaussian_cases(eps, group.sigma_lo, group.sigma_hi, masses,
-                              min(1.0, narrow * (1.0 + 1e-9) + 1e-300), sig_a.size)
+                              min(1.0, narrow * (1.0 + 1e-9) + 1e-300), sig_a.size, wide)
 
     # ------------------------------------------------------------------ window_lower
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:

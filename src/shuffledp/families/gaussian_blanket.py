@@ -42,7 +42,7 @@ from shuffledp.families.blanket import BlanketCase, Cells
 special = lazy_module("scipy.special")
 
 __all__ = ["gaussian_pair_cells", "gaussian_masses", "shared_masses", "gaussian_cases", "kappas",
-           "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAX"]
+           "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAXES"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Half-widths of the reference pairs (a_0 = 1 > a_1 > ...); pairs narrower than the last are
@@ -56,11 +56,22 @@ HALF_WIDTHS = (1.0, 0.98, 0.95, 0.9, 0.8, 0.65, 0.5, 0.35, 0.2, 0.1, 0.05, 0.035
                0.013, 0.01, 0.0075, 0.0055, 0.004, 0.003, 0.0022, 0.0016, 0.0012, 0.001)
 #: The victim's laws are cut at K = a + CUT_Z sigma (the cut mass, charged, is below 2e-15).
 CUT_Z = 8.0
-#: Largest log psi at the cut (kappa is capped so that the cells' range of l stays small
-#: against its spread: the lattice step grows with the range).
-PSI_LOG_MAX = 4.0
-#: kappa = f sigma for f in these, capped by PSI_LOG_MAX (one choice each).
+#: Largest log psi at the cut, one cap per entry (kappa is capped so that the cells' range of l
+#: stays small against its spread: the lattice step grows with the range).  The second cap
+#: lets the narrow noise of large budgets take a kappa whose blanket masses are not crushed by
+#: ``exp(-(1 + |c|)^2 / (2 kappa))``; measured (identical budgets, n = 10^4, delta = 1e-6,
+#: delta_i = 1e-8): eps0 = 2.5, 3, 4: 0.0289, 0.0957, 0.573 -> 0.0191, 0.0303, 0.122, the
+#: certified lower bound 0.0155, 0.0190, 0.0260 (docs/theory.md 15.4, "The cases").
+PSI_LOG_MAXES = (4.0, 8.0)
+#: kappa = f sigma for f in these, capped by each of PSI_LOG_MAXES (one choice per distinct
+#: value).
 KAPPA_FACTORS = (0.5, 1.0, 2.0)
+#: ... and these too when users with narrower noise than the reference victim's (larger
+#: budgets) are in the pool: a narrower blanket (tau^2 = sigma^2 - kappa) is covered by the
+#: users whose scale is above it, and those of the larger budgets just above the victim's count
+#: (Gaussian mechanism, delta = 1e-6, uniform_0.05_1 at n = 10^4: eps 0.01481 -> 0.00874,
+#: the certified lower bound 0.00560).
+WIDE_FACTORS = (8.0, 32.0)
 #: Cells of [-K, K] (coarse for the screening, fine for the exact evaluation).
 CELLS_COARSE = 256
 CELLS_FINE = 4096
@@ -73,14 +84,31 @@ MASS_FLOOR = 0.01
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(5)
 
 
-def kappas(sigma: float) -> list[float]:
+def kappas(sigma: float, wide: bool = False) -> list[float]:
     """The values of kappa = sigma^2 - tau^2 tried for a reference victim of scale ``sigma``:
     ``f sigma`` for f in ``KAPPA_FACTORS``, each capped so that ``log psi`` at the cut is at
-    most ``PSI_LOG_MAX`` (``(CUT_Z + 1)^2 kappa / (2 tau^2)``, an upper bound of it)."""
+    most L (``(CUT_Z + 1)^2 kappa / (2 tau^2)``, an upper bound of it): L the first of
+    ``PSI_LOG_MAXES``, and the others too where the first caps every factor (narrow noise, large
+    budgets: elsewhere they add time, not tightness).  With ``wide`` (users of larger budgets in
+    the pool), the factors of ``WIDE_FACTORS`` too, under every cap.  Any kappa in (0, sigma^2)
+    is valid; the caps only keep the lattice fine.
+
+    >>> [round(k, 4) for k in kappas(2.791)]  # eps = 4, delta = 1e-8: every factor capped
+    [0.7002, 1.2849]
+    >>> [round(k, 3) for k in kappas(19.73)]  # eps = 0.5: f sigma, the largest capped
+    [9.865, 19.73, 34.991]
+    """
     z = CUT_Z + 1.0
     # (z sigma)^2 kappa / (2 sigma^2 tau^2) <= L  <=>  kappa <= 2 L sigma^2 / (z^2 + 2 L)
-    cap = 2.0 * PSI_LOG_MAX * sigma * sigma / (z * z + 2.0 * PSI_LOG_MAX)
-    return sorted({min(f * sigma, cap) for f in KAPPA_FACTORS})
+    caps = [2.0 * c * sigma * sigma / (z * z + 2.0 * c) for c in PSI_LOG_MAXES]
+    if caps[0] >= min(KAPPA_FACTORS) * sigma and not wide:
+        caps = caps[:1]
+    factors = KAPPA_FACTORS + (WIDE_FACTORS if wide else ())
+    out: list[float] = []
+    for k in sorted({min(f * sigma, cap) for cap in caps for f in factors}):
+        if not out or k > 1.01 * out[-1]:  # (near-equal values: one choice, time only)
+            out.append(k)
+    return out
 
 
 def _gauss_mass(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
@@ -202,7 +230,7 @@ def _floor(out: NDArray) -> NDArray:
 
 def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float,
                    masses: Callable[[float, float, float], NDArray], narrow: float,
-                   size: int) -> list[BlanketCase]:
+                   size: int, wide: bool = False) -> list[BlanketCase]:
     """The cases of a victim group whose reference victim has the noise scale ``sigma_lo``
     and whose victims' blankets are at most ``sigma_hi`` times ``sqrt(1 - rho^2 kappa /
     sigma_lo^2)`` wide (module docstring; ``sigma_hi`` the group's largest scale for the
@@ -212,12 +240,13 @@ def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float,
     smallest masses (``size`` of them) against the blankets ``N(c, s^2)`` of its pairs, and
     one for the pairs of half-width at most the last (reference units), whose value is
     ``narrow``: an upper bound on the local divergence ``H_{e^eps}(N(a, sigma_lo^2) ||
-    N(-a, sigma_lo^2))`` at ``a = HALF_WIDTHS[-1]`` (the Claim's (iv))."""
+    N(-a, sigma_lo^2))`` at ``a = HALF_WIDTHS[-1]`` (the Claim's (iv)); ``wide``: the choices
+    of :func:`kappas` for a pool with users of larger budgets."""
     sigma = float(sigma_lo)
     out: list[BlanketCase] = []
     widths = HALF_WIDTHS
     last = float(narrow)
-    for choice, kappa in enumerate(kappas(sigma)):
+    for choice, kappa in enumerate(kappas(sigma, wide)):
         tau = math.sqrt(sigma * sigma - kappa)
         theta2 = tau * tau / (sigma * sigma)
         for a, nxt in zip(widths[:-1], widths[1:], strict=True):
