@@ -28,10 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
+from shuffledp._lazy import lazy_module
 from shuffledp.mechanisms.base import Mechanism, as_budgets, as_reports, check_rng
 from shuffledp.validation import as_real_array, check_array_range, check_bool, check_real
+
+stats = lazy_module("scipy.stats")  # (its import takes about a second: only when needed)
 
 __all__ = ["shuffle", "run_protocol", "MSESummary", "mse_summary"]
 
