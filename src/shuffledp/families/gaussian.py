@@ -303,6 +303,7 @@ class Gaussian(Family):
     needs_delta_reason: ClassVar[str] = "its sigma_i is calibrated to (eps_i, delta_i)"
     display_name: ClassVar[str] = "Gaussian"
     window_delta: ClassVar[bool] = True
+    blanket_screen: ClassVar[bool] = True  # (GaussianShared inherits it)
 
     # ------------------------------------------------------------------ mechanism-aware
     def noise_scales(self, eps: NDArray[np.float64],
