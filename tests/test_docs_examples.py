@@ -165,6 +165,29 @@ def test_relative_links_resolve(page):
             assert anchor in _anchors(dest), (page, target)
 
 
+def _text_files() -> list[Path]:
+    """The repository's hand-written text: pages, sources, tests, workflow, config."""
+    out = [ROOT / "README.md", ROOT / "Snakefile"]
+    for top, pattern in (("docs", "*.md"), ("src", "*.py"), ("tests", "*.py"),
+                         ("workflow", "*"), ("config", "*.yaml"), ("benchmarks", "*.py")):
+        out += [f for f in sorted((ROOT / top).rglob(pattern))
+                if f.is_file() and f.suffix in {".md", ".py", ".smk", ".rst", ".yaml", ".yml"}
+                and "_build" not in f.parts]
+    return out
+
+
+def test_no_control_characters_in_the_text():
+    """No control character but newline in the repository's text: an unescaped backslash
+    written through a Python string turns ``\\varepsilon`` or ``\\text`` into a vertical tab or
+    a tab (docs/theory.md had seven), which the pages then render wrongly."""
+    files = _text_files()
+    assert len(files) > 50
+    bad = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+    found = [(str(f.relative_to(ROOT)), i + 1) for f in files
+             for i, line in enumerate(f.read_text().splitlines()) if bad.search(line)]
+    assert not found, found[:10]
+
+
 # --- docs/theory.md: one numbering, every result in the index --------------------------------
 
 THEORY = ROOT / "docs" / "theory.md"

@@ -196,8 +196,8 @@ def gaussian_masses(s_lo: float, s_hi: float, c_max: float, sig_a: NDArray,
             gap = np.where(ok, sb * sb - s * s, 1.0)
             best = np.minimum(best, math.log(s) - np.log(sa) - 0.5 * c2 / gap)
     # masses below MASS_FLOOR of the largest are set to 0 (a smaller mass is valid): users
-    # whose scale is barely above the blanket's have masses down to 0, which would stretch the
-    # geometric classes of the pool (bound.MAX_CLASSES) and round every mass down a lot
+    # whose scale is barely above the blanket's have masses down to 0, which add little and
+    # would take classes of the pool (bound.MAX_CLASSES) from the larger masses
     return _floor(np.where(ok, np.exp(best), 0.0) * (1.0 - 64.0 * _U))
 
 

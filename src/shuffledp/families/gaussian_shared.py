@@ -135,6 +135,10 @@ class GaussianShared(Gaussian):
     title: ClassVar[str] = ("Gaussian noise of one scale, signal x / sigma_i (approximate LDP; "
                             "every user hides every victim)")
     display_name: ClassVar[str] = "shared-noise Gaussian"
+    #: ``blanket``: the victims of the largest budgets send the largest signal in the common
+    #: units, and their group was the worst on every profile measured (docs/theory.md 15.7):
+    #: evaluated first, it makes the other groups' checks cheap (time only)
+    blanket_top_first: ClassVar[bool] = True
 
     def blanket_cases(self, eps: float, group: VictimRange, users: UserClasses) -> list:
         """Gaussian blankets in the group's reference units (every report times the group's

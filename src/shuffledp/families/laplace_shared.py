@@ -92,6 +92,9 @@ class LaplaceShared(Family):
     name: ClassVar[str] = "laplace_shared"
     title: ClassVar[str] = "Laplace noise of one scale, signal eps_i b / 2 (one blanket for all)"
     victim_order: ClassVar[str] = "decreasing"
+    #: ``blanket``: the group of the largest budgets first (as the shared-noise Gaussian's;
+    #: docs/theory.md 15.7; time only)
+    blanket_top_first: ClassVar[bool] = True
     aware: ClassVar[bool] = True
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

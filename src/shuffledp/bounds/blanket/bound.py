@@ -13,17 +13,21 @@ blanket_cases`), each a law of the privacy amplification variable and the classe
 masses; one user of the group with the largest mass is taken out of the pool (the victim).
 The group's bound is
 
-    delta_G(eps) = delta_v + (1 - delta_v) min(1, max_cases A_case),
+    delta_G(eps) = delta_v + (1 - delta_v) min(1, min_choices max_cases A_case),
 
 delta_v the group's largest local delta (docs/theory.md 15, Theorem 6 with the mixture
 reading of local delta, section 8), and the bound is the largest group bound.  A case's A is
 :func:`~shuffledp.bounds.blanket.amplification.amplification_bound` of its lattice law
 (:func:`~shuffledp.bounds.blanket.cells.lattice_law`, step ``SD_STEPS`` per standard
-deviation); before it, the Chernoff bound of the same law is tried: a case (or a group)
-whose Chernoff bound is at most the running maximum cannot raise it.
+deviation); before it, cheaper upper bounds of the same case are tried (its Chernoff bound,
+the sum with ``SCREEN_CLASSES`` classes, a coarser lattice): a case (or a group) whose bound
+is at most the running maximum cannot raise it.  Every choice is considered, the most
+promising first (branch and bound on an estimate of each; docs/theory.md 15.1, "The code's
+evaluation order is sound").
 
-Masses: equal masses are merged and, above ``MAX_CLASSES`` distinct values, rounded down onto a
-geometric grid (fewer blanket reports: a larger bound, docs/theory.md 15.3).
+Masses: equal masses are merged and, above ``MAX_CLASSES`` distinct values, rounded down to the
+smallest of contiguous classes of the sorted masses (fewer blanket reports: a larger bound,
+docs/theory.md 15.3).
 """
 
 from __future__ import annotations
@@ -38,6 +42,13 @@ from numpy.typing import NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
+from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them from here)
+    MAX_CLASSES,
+    _class_starts,
+    _coarsened,
+    _floored,
+    _merged,
+)
 from shuffledp.bounds.blanket.two_region import centre_law, two_region_value
 from shuffledp.bounds.clones.aware import (
     VICTIM_GROUPS,
@@ -50,7 +61,6 @@ from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
-from shuffledp.families.blanket import Cells
 
 optimize = lazy_module("scipy.optimize")
 
@@ -61,18 +71,21 @@ __all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "blanket_group_delta"
 SD_STEPS = 16
 #: Largest number of lattice points of X's law (a coarser step beyond).
 MAX_POINTS = 1 << 13
-#: The screen before a case's evaluation on its lattice: the amplification sum on a lattice
-#: SCREEN_COARSEN times coarser, itself an upper bound of the case (any step gives a dominating
-#: lattice law, docs/theory.md 15.2, with its own charges); a case whose screen is at most the
-#: running maximum (or what the group needs) is not evaluated on the fine lattice, the others
-#: keep the smaller of the two.  Only laws of more than SCREEN_MIN_POINTS points are screened
-#: (smaller ones cost little), for the families with ``Family.blanket_screen`` (the Gaussian
-#: ones: 0.68-0.73 of the time at n = 300 and 10^4).  Time only: a value can only fall.
-SCREEN_COARSEN = 4
+#: The screen before a case's evaluation: the amplification sum with the pool's masses rounded
+#: down onto SCREEN_CLASSES classes (``_class_starts``), itself an upper bound of the case
+#: (fewer blanket reports), within about 3% of the full one at a third to a quarter of its
+#: cost; a case whose screen is at most the running maximum (or what the group needs) is not
+#: evaluated with the MAX_CLASSES classes, the others keep the smaller of the two.  Only laws
+#: of more than SCREEN_MIN_POINTS points are screened (smaller ones cost little), for the
+#: families with ``Family.blanket_screen`` (the Gaussian ones).  Time only: a value can
+#: only fall.  The same value estimates each choice before the choices are ranked.
+SCREEN_CLASSES = 16
 SCREEN_MIN_POINTS = 1024
-#: Choices of blanket evaluated exactly per group, those with the smallest Chernoff bounds
-#: (any subset of the choices gives a valid bound; the rest only cost time).
-EXACT_CHOICES = 2
+#: A check of a group against the running maximum (``worst > 0``) first tries one choice, its
+#: cases' Chernoff bounds and, where they are above what the group needs, the amplification sum
+#: on a lattice CHECK_COARSEN times coarser (an upper bound of the case, as the screen's):
+#: when all are at most what the group needs, the group cannot raise the maximum (time only).
+CHECK_COARSEN = 16
 #: Largest budget ratio within one victim group (beyond the equal-count groups), among the
 #: lowest ``Family.blanket_ratio_share`` of the users (``_ratio_cuts``).
 GROUP_RATIO = 1.05
@@ -89,8 +102,6 @@ HEAVY_SHARE = 0.05
 HEAVY_STEPS = (0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125)
 #: ... on profiles with more distinct budgets than this (a few tiers keep their groups).
 HEAVY_MIN_TIERS = 64
-#: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
-MAX_CLASSES = 128
 #: Families computed per budget tier accept at most this many tiers (``"tiers_then_ranges"``:
 #: one group per tier up to this many, ranges of tiers beyond).
 MAX_TIER_GROUPS = 256
@@ -128,7 +139,10 @@ def blanket_plan(profile: BudgetProfile, family: Family,
         # the noise-scaled families (the Gaussian): the victim groups and classes of the
         # mechanism-aware clones, with their ranges of sigma (victims in the order of sigma)
         plan = _plan_of(profile, family, groups)
-        return list(plan.groups), plan.bins
+        bins = plan.bins
+        if bins.counts.size > BIN_MIN_TIERS:  # (time only: coarser classes, smaller masses)
+            bins = _coarsened(bins, -(-bins.counts.size // _BINS))
+        return list(plan.groups), bins
     t = profile.tiers  # sorted by eps, then delta
     eps, delta, counts = t.eps, t.delta, t.counts
     size = eps.size
@@ -204,51 +218,53 @@ def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
     return cuts[below < share * float(counts.sum())].astype(np.int64)
 
 
-def _merged(masses: NDArray[np.float64], counts: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
-    """Distinct masses with summed counts; beyond MAX_CLASSES, rounded down onto a geometric
-    grid fine enough to keep MAX_CLASSES values (conservative: smaller masses)."""
-    keep = (masses > 0) & (counts > 0)
-    m, c = masses[keep], counts[keep].astype(np.float64)
-    if m.size == 0:
-        return m, c
-    uniq, inv = np.unique(m, return_inverse=True)
-    if uniq.size <= MAX_CLASSES:
-        return uniq, np.bincount(inv, weights=c)
-    lo, hi = float(uniq[0]), float(uniq[-1])
-    h = max(math.log(hi / lo) / (MAX_CLASSES - 1), 1e-12)
-    k = np.floor(np.log(m / lo) / h)
-    vals = lo * np.exp(k * h)
-    vals = np.where(vals > m, lo * np.exp((k - 1) * h), vals)  # never above the true mass
-    uniq, inv = np.unique(vals, return_inverse=True)
-    return uniq, np.bincount(inv, weights=c)
-
-
-def _floored(cells: Cells, n_others: float) -> Cells | None:
-    """The cells with l raised to ``-2 (n_others + 1) max l``: a pointwise increase (so the law
-    still dominates, docs/theory.md 15.2) that leaves A unchanged up to lattice rounding,
-    because ``X + R <= 0`` below it; None when l <= 0 (A = 0)."""
-    top = float(cells.hi.max())
-    if top <= 0.0:
-        return None
-    floor = -2.0 * (n_others + 1.0) * top
-    lo, hi, mu = cells.lo, cells.hi, cells.mean
-    if float(lo.min()) >= floor:
-        return cells
-    # the new conditional mean E[max(l, floor)] is at most the chord of the convex map
-    # y -> max(y, floor) over [lo, hi] at mu (a cell straddling the floor), floor below it
-    with np.errstate(divide="ignore", invalid="ignore"):
-        chord = np.where(hi > lo, ((hi - mu) * floor + (mu - lo) * hi) / (hi - lo), hi)
-    mean = np.where(hi <= floor, floor, np.where(lo >= floor, mu, np.maximum(chord, mu)))
-    return Cells(cells.mass, np.maximum(lo, floor), np.maximum(hi, floor), mean,
-                 cells.rel_error)
-
-
 def _case_law(cells: Any, coarsen: float = 1.0):
     mean, var = cells.moments()
     sd = math.sqrt(var) if var > 0 else 1.0
     width = float(cells.hi.max() - cells.lo.min())
     step = max(sd / SD_STEPS, width / MAX_POINTS, 1e-12) * coarsen
     return lattice_law(cells, step)
+
+
+def _few_classes_value(law: Any, gam: NDArray, cnt: NDArray, charge: float) -> float:
+    """The case's amplification bound with its pool rounded down onto at most
+    ``SCREEN_CLASSES`` classes, plus its charge: an upper bound of the case (Theorem 6 (ii)),
+    cheaper than the one with all the pool's classes."""
+    if gam.size > SCREEN_CLASSES:
+        st = _class_starts(gam, cnt, SCREEN_CLASSES)
+        gam, cnt = gam[st], np.add.reduceat(cnt, st)
+    return amplification_bound(law, gam, cnt).value + charge
+
+
+def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
+                 pools: dict, merges: dict, by_choice: dict, floors: dict) -> None:
+    """One case of :func:`_group_value` screened: its floored cells, lattice law, merged pool
+    and Chernoff bound (plus charge) appended to ``by_choice[case.choice]``, or its charge to
+    ``floors`` when ``l <= 0`` everywhere (A = 0)."""
+    cells = _floored(case.cells, n_others)
+    if cells is None:  # l <= 0 everywhere: A = 0, the case's value its charge
+        by_choice.setdefault(case.choice, [])
+        floors[case.choice] = max(floors.get(case.choice, 0.0), case.charge)
+        return
+    law = _case_law(cells)
+    if case.scaled is not None:
+        # masses = base * factor elementwise: merging base once gives these masses'
+        # classes times the factor (float multiplication by factor > 0 is monotone, so
+        # a value rounded down for base stays below the scaled one)
+        base, factor = case.scaled
+        key = (id(base), case.choice)
+        if key not in merges:
+            merges[key] = _merged(np.asarray(base, dtype=np.float64), pools[case.choice])
+        gam, cnt = merges[key][0] * factor, merges[key][1]
+    else:
+        # masses not proportional to the choice's others: this case's own victim (the
+        # user of the group with the largest mass in it) leaves the pool
+        own = np.asarray(case.masses, dtype=np.float64)
+        cnt0 = classes.counts.copy()
+        cnt0[a + int(np.argmax(own[a:b]))] -= 1
+        gam, cnt = _merged(own, cnt0)
+    by_choice.setdefault(case.choice, []).append(
+        (law, gam, cnt, chernoff_bound(law, gam, cnt) + case.charge, case, cells))
 
 
 def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int, eps: float,
@@ -288,61 +304,109 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     by_choice: dict[int, list] = {}
     floors: dict[int, float] = {}  # per choice, the largest value of its cases with A = 0
     merges: dict[tuple[int, int], tuple[NDArray, NDArray]] = {}
-    for case in cases:
-        cells = _floored(case.cells, n_others)
-        if cells is None:  # l <= 0 everywhere: A = 0, the case's value its charge
-            by_choice.setdefault(case.choice, [])
-            floors[case.choice] = max(floors.get(case.choice, 0.0), case.charge)
-            continue
-        law = _case_law(cells)
-        if case.scaled is not None:
-            # masses = base * factor elementwise: merging base once gives these masses'
-            # classes times the factor (float multiplication by factor > 0 is monotone, so
-            # a value rounded down for base stays below the scaled one)
-            base, factor = case.scaled
-            key = (id(base), case.choice)
-            if key not in merges:
-                merges[key] = _merged(np.asarray(base, dtype=np.float64), pools[case.choice])
-            gam, cnt = merges[key][0] * factor, merges[key][1]
-        else:
-            # masses not proportional to the choice's others: this case's own victim (the
-            # user of the group with the largest mass in it) leaves the pool
-            own = np.asarray(case.masses, dtype=np.float64)
-            cnt0 = classes.counts.copy()
-            cnt0[a + int(np.argmax(own[a:b]))] -= 1
-            gam, cnt = _merged(own, cnt0)
-        by_choice.setdefault(case.choice, []).append(
-            (law, gam, cnt, chernoff_bound(law, gam, cnt) + case.charge, case, cells))
-    best = math.inf
-    # the choices with the smallest Chernoff maximum first: a later choice stops as soon as
-    # one of its cases exceeds the best value so far
-    ranked = sorted(by_choice.items(), key=lambda it: max(
-        (t[3] for t in it[1]), default=floors.get(it[0], 0.0)))
-    for choice, laws in ranked[:EXACT_CHOICES]:
-        value = floors.get(choice, 0.0)
-        for law, gam, cnt, ch, case, cells in sorted(laws, key=lambda t: -t[3]):
-            if ch <= max(value, need):
-                continue
+    for c in cases:  # (the choices' order, which breaks ties of the ranking below)
+        by_choice.setdefault(c.choice, [])
+    done: set[int] = set()
+
+    def screen(idx: list[int]) -> None:
+        for i in idx:
+            if i not in done:
+                done.add(i)
+                _screen_case(cases[i], classes, a, b, n_others, pools, merges, by_choice,
+                             floors)
+
+    known: dict[int, float] = {}  # the cases evaluated in full
+    fine_of: dict[int, tuple] = {}  # per case: its law for the exact phase, its best bound
+
+    def exact_law(t: tuple) -> tuple:
+        """(law, bound): the case's law for the exact phase (of its fine cells, if it has
+        any; None when they give A = 0) and the smallest bound known so far."""
+        if id(t) not in fine_of:
+            law, gam, cnt, ch, case, _ = t
             if case.refine is not None:  # the fine cells for the exact evaluation
                 fine = _floored(case.refine(0), n_others)
                 if fine is None:
-                    value = max(value, case.charge)
-                    continue
-                cells, law = fine, _case_law(fine)
-                ch = min(ch, chernoff_bound(law, gam, cnt) + case.charge)
-                if ch <= max(value, need):
-                    continue
-            if family.blanket_screen and law.pmf.size > SCREEN_MIN_POINTS:  # (SCREEN_COARSEN)
-                rough = _case_law(cells, SCREEN_COARSEN)
-                ch = min(ch, amplification_bound(rough, gam, cnt).value + case.charge)
-                if ch <= max(value, need):
-                    continue
-            value = max(value, min(ch, amplification_bound(law, gam, cnt).value + case.charge))
+                    law, ch = None, case.charge
+                else:
+                    law = _case_law(fine)
+                    ch = min(ch, chernoff_bound(law, gam, cnt) + case.charge)
+            fine_of[id(t)] = (law, ch)
+        return fine_of[id(t)]
+
+    def case_value(t: tuple, skip: float, estimate: bool = False) -> float:
+        """The case's value, the smallest of its bounds (Chernoff, the fine cells' Chernoff,
+        the screen, the amplification sum), or one <= skip as soon as a bound is; with
+        ``estimate``, the smallest of its bounds up to the screen (an upper bound)."""
+        if id(t) in known:
+            return known[id(t)]
+        if t[3] <= skip:
+            return t[3]
+        gam, cnt, case = t[1], t[2], t[4]
+        law, ch = exact_law(t)
+        if law is None or ch <= skip:
+            return ch
+        if estimate or (family.blanket_screen and law.pmf.size > SCREEN_MIN_POINTS
+                        and gam.size > SCREEN_CLASSES):
+            ch = min(ch, _few_classes_value(law, gam, cnt, case.charge))
+            fine_of[id(t)] = (law, ch)
+            if ch <= skip or estimate:
+                return ch
+        known[id(t)] = min(ch, amplification_bound(law, gam, cnt).value + case.charge)
+        return known[id(t)]
+
+    if need > 0.0 and cases:
+        # a check: when every case of one choice is at most need, the group cannot raise the
+        # maximum and the other choices need no screening (time only: the value returned is
+        # then at most ``worst``, as the full evaluation's would be).  The choice tried is
+        # the one whose first case (the family's widest pairs) has the smallest Chernoff
+        # bound; its cases above need are bounded on a lattice CHECK_COARSEN times coarser,
+        # then on their own (upper bounds of the case, as any step gives)
+        of: dict[int, list[int]] = {}
+        for i, c in enumerate(cases):
+            of.setdefault(c.choice, []).append(i)
+        screen([idx[0] for idx in of.values()])
+        lead = min(of, key=lambda ch: max([t[3] for t in by_choice[ch]]
+                                         + [floors.get(ch, 0.0)]))
+        screen(of[lead])
+        top = floors.get(lead, 0.0)
+        for t in sorted(by_choice[lead], key=lambda t: t[3]):
+            v = t[3]
+            law, gam, cnt, _, case, cells = t
+            for lattice in (_case_law(cells, CHECK_COARSEN), law):
+                if v <= need:
+                    break
+                v = min(v, amplification_bound(lattice, gam, cnt).value + case.charge)
+            top = max(top, v)
+            if top > need:
+                break
+        if top <= need:
+            return float(min(1.0, d_v + (1.0 - d_v) * top))
+    screen(list(range(len(cases))))
+    # every choice (of more than one) gets an estimate of its value: its case of largest
+    # Chernoff bound on its exact phase's law with few classes (:func:`_few_classes_value`,
+    # itself a bound of the case, kept); the choices are evaluated in the order of these,
+    # each stopping as soon as one of its cases reaches the best value so far, and none whose
+    # estimate does (any subset of the choices gives a valid bound: the estimates only
+    # decide which are evaluated, docs/theory.md 15.1)
+    ranked = []
+    for choice, laws in by_choice.items():
+        est = floors.get(choice, 0.0)
+        if laws and len(by_choice) > 1:
+            est = max(est, case_value(max(laws, key=lambda t: t[3]), -math.inf, True))
+        ranked.append((est, choice, laws))
+    best = math.inf
+    for est, choice, laws in sorted(ranked, key=lambda z: z[0]):
+        if est >= best or best <= need:
+            break
+        value = floors.get(choice, 0.0)
+        for t in sorted(laws, key=lambda t: -t[3]):
+            skip = max(value, need)
+            v = case_value(t, skip)
+            if v > skip:
+                value = v
             if value >= best:
                 break
         best = min(best, value)
-        if best <= need:
-            break
     if two:
         by_two: dict[int, list] = {}
         for case in two:
