@@ -56,6 +56,7 @@ from shuffledp.bounds.clones.aware import (
     VictimGroup,
     _plan_of,
     group_edges,
+    runs_in_groups,
 )
 from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_get, lru_put, register_mapping
@@ -120,6 +121,10 @@ UP_PROBES = 4
 #: Relative tolerance of a group's solve (the result is at most about this much above the
 #: crossing; every group is certified where its computed bound is at most delta).
 GROUP_RTOL = 1e-6
+#: A pass of group checks in :func:`_blanket_eps` stops at the ``FAR_FAILS``-th group whose
+#: value exceeds ``FAR_VALUE`` times delta, and the largest failure is solved (time only).
+FAR_VALUE = 10.0
+FAR_FAILS = 4
 #: Values of the latest evaluations, by (profile digest, eps, family, groups): the eps
 #: inversions of ``blanket`` and of ``tightest`` (which takes it as a member) share them.
 _VALUES: OrderedDict[tuple, float] = OrderedDict()
@@ -166,17 +171,9 @@ def blanket_plan(profile: BudgetProfile, family: Family,
     if size <= BIN_MIN_TIERS:
         classes = UserBins(counts.astype(np.int64), eps, eps, delta, edges, True)
         return out, classes
-    width = -(-size // _BINS)
-    starts, cls_edges = [], [0]
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
-        s = np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1 else np.array([a])
-        starts.append(s)
-        cls_edges.append(cls_edges[-1] + s.size)
-    first = np.concatenate(starts).astype(np.int64)
-    last = np.append(first[1:], size) - 1
+    first, last, cls_edges = runs_in_groups(edges, size, -(-size // _BINS))
     classes = UserBins(np.add.reduceat(counts, first).astype(np.int64), eps[first], eps[last],
-                      np.maximum.reduceat(delta, first), np.array(cls_edges, dtype=np.int64),
-                      False)
+                      np.maximum.reduceat(delta, first), cls_edges, False)
     return out, classes
 
 
@@ -606,7 +603,8 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     the order of :func:`_blanket_delta` is solved (:func:`_solve_group`, to a relative
     ``GROUP_RTOL``); every other is checked at the running eps: one whose bound is at most
     ``delta`` (often settled by its Chernoff bound alone) is passed, the others are solved one
-    by one from there, the largest value first, the rest checked again after each solve.
+    by one from there, the largest value first, the rest checked again after each solve (a
+    pass of checks stops at the ``FAR_FAILS``-th value above ``FAR_VALUE`` times delta).
 
     Each group is certified at some eps_G <= the returned eps (its computed bound at eps_G is
     at most delta); its victims' true divergence is non-increasing in eps, so it is at most
@@ -648,21 +646,34 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
     def value(gi: int, e: float, worst: float) -> float:
         return _group_value(family, groups, classes, gi, e, worst, memo)
 
-    # the first group is solved; every other is checked at the running eps, and those above
-    # delta are solved one by one, the largest value first, the others checked again after
-    # each solve (a group's value at most delta needs no solve; the order only saves time)
-    pending = _visit_order(len(groups), family.blanket_top_first)
+    def solve(gi: int, e: float) -> float:
+        return _solve_group(lambda x: value(gi, x, 0.0), delta, e, groups[gi].eps_hi,
+                            max(INVERSION_RTOL, GROUP_RTOL), INVERSION_ATOL)
+
+    # the first group of the visit order is solved; every other is checked at the running
+    # eps, and the one of largest value above delta is solved, the others checked again
+    # after each solve.  A pass of checks stops at the FAR_FAILS-th group whose value is
+    # more than FAR_VALUE times delta: far below a group's crossing every other group fails
+    # too, at a full evaluation's cost, and the largest failure seen is solved at once (a
+    # group's value at most delta needs no solve; the order only saves time; a worst of
+    # delta in the checks: any value > delta may be returned as 1)
+    order = _visit_order(len(groups), family.blanket_top_first)
+    if order and eps < groups[order[0]].eps_hi:
+        eps = solve(order[0], eps)
+    pending = order[1:]
     while pending:
-        gi, rest = pending[0], pending[1:]
-        if eps < groups[gi].eps_hi:
-            eps = _solve_group(lambda e, gi=gi: value(gi, e, 0.0), delta, eps,
-                               groups[gi].eps_hi, max(INVERSION_RTOL, GROUP_RTOL),
-                               INVERSION_ATOL)
-        fails = []
-        for gj in rest:
+        fails, far, unchecked = [], 0, []
+        for k, gj in enumerate(pending):
             if eps < groups[gj].eps_hi:
-                v = value(gj, eps, delta)  # (a worst of delta: any value > delta may be 1)
+                v = value(gj, eps, delta)
                 if v > delta:
                     fails.append((v, gj))
-        pending = [gj for _, gj in sorted(fails, key=lambda t: -t[0])]
+                    far += v > FAR_VALUE * delta
+                    if far >= FAR_FAILS:
+                        unchecked = pending[k + 1:]
+                        break
+        fails.sort(key=lambda t: -t[0])
+        if fails:
+            eps = solve(fails[0][1], eps)
+        pending = [gj for _, gj in fails[1:]] + unchecked
     return eps

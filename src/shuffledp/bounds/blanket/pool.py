@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.bounds.clones.aware import UserBins
+from shuffledp.bounds.clones.aware import UserBins, runs_in_groups
 from shuffledp.families.blanket import Cells
 
 __all__ = ["MAX_CLASSES"]
@@ -94,17 +94,11 @@ def _coarsened(bins: UserBins, width: int) -> UserBins:
     15.3).  The blanket's masses are then rounded onto at most ``MAX_CLASSES`` values, so
     finer classes buy almost nothing (measured in tests/bounds/test_blanket.py)."""
     assert bins.sigma_a is not None and bins.sigma_b is not None
-    starts, cls_edges = [], [0]
-    for a, b in zip(bins.edges[:-1], bins.edges[1:], strict=True):
-        s = np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1 else np.array([a])
-        starts.append(s)
-        cls_edges.append(cls_edges[-1] + s.size)
-    first = np.concatenate(starts).astype(np.int64)
-    last = np.append(first[1:], bins.counts.size) - 1
+    first, last, cls_edges = runs_in_groups(bins.edges, bins.counts.size, width)
     log_kappa = (None if bins.log_kappa is None
                  else np.minimum.reduceat(bins.log_kappa, first))
     return UserBins(np.add.reduceat(bins.counts, first).astype(np.int64), bins.eps_a[first],
                     bins.eps_b[last], np.maximum.reduceat(bins.delta, first),
-                    np.array(cls_edges, dtype=np.int64), False,
+                    cls_edges, False,
                     np.maximum.reduceat(bins.sigma_a, first),
                     np.minimum.reduceat(bins.sigma_b, first), log_kappa)

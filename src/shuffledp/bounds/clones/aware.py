@@ -111,6 +111,7 @@ __all__ = [
     "TAIL_GRID",
     "BIN_MIN_TIERS",
     "VictimGroup",
+    "runs_in_groups",
     "victim_groups",
     "group_pool",
     "aware_delta",
@@ -236,6 +237,25 @@ def group_edges(counts: NDArray[np.int64], groups: int) -> NDArray[np.int64]:
     return np.unique(np.concatenate([[0], cuts, [counts.size]])).astype(np.int64)
 
 
+def runs_in_groups(edges: NDArray[np.int64], size: int, width: int
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Each group's range ``[edges[k], edges[k+1])`` of ``size`` tiers or classes cut into
+    runs of at most ``width``, the group's first alone: the runs' first and last indices and
+    the edges of the groups over the runs (the classes of :class:`UserBins`).
+
+    >>> [a.tolist() for a in runs_in_groups(np.array([0, 1, 6]), 6, 2)]
+    [[0, 1, 2, 4], [0, 1, 3, 5], [0, 1, 4]]
+    """
+    starts, run_edges = [], [0]
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        starts.append(np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1
+                      else np.array([a]))
+        run_edges.append(run_edges[-1] + starts[-1].size)
+    first = np.concatenate(starts).astype(np.int64)
+    last = np.append(first[1:], size) - 1
+    return first, last, np.array(run_edges, dtype=np.int64)
+
+
 def victim_groups(profile: BudgetProfile, family: Any, *,
                   groups: int = VICTIM_GROUPS) -> list[VictimGroup]:
     """The victim groups of ``profile`` for ``family`` (see the module docstring); the plan
@@ -254,14 +274,7 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
     if not binned:
         return UserBins(tiers.counts, tiers.eps, tiers.eps, tiers.delta, edges, True,
                      tiers.sigma, tiers.sigma, tiers.log_kappa)
-    width = -(-size // _BINS)
-    starts, bin_group_edges = [], [0]
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
-        starts.append(np.concatenate([[a], np.arange(a + 1, b, width)]) if b > a + 1
-                      else np.array([a]))
-        bin_group_edges.append(bin_group_edges[-1] + starts[-1].size)
-    first = np.concatenate(starts).astype(np.int64)
-    last = np.append(first[1:], size) - 1
+    first, last, bin_group_edges = runs_in_groups(edges, size, -(-size // _BINS))
     counts = np.add.reduceat(tiers.counts, first).astype(np.int64)
     delta = np.maximum.reduceat(tiers.delta, first)
     sig_a = sig_b = log_kappa = None
@@ -280,7 +293,7 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
             sig_b = sig[1:] * (1.0 - _SIGMA_SLACK)
             log_kappa = family.log_kappa(sig_a, delta)
     return UserBins(counts, tiers.eps[first], tiers.eps[last], delta,
-                 np.array(bin_group_edges, dtype=np.int64), False, sig_a, sig_b, log_kappa)
+                 bin_group_edges, False, sig_a, sig_b, log_kappa)
 
 
 def _plan(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
