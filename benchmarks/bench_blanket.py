@@ -30,7 +30,8 @@ run ends with a list of them.
 
 Run:  python benchmarks/bench_blanket.py [--quick] [--only identical|personalized|large]
       [--seed 0] [--profile-seed S] [--personalized-n 10000 100000]
-      [--large-n 100000 1000000] [--profiles NAME ...] [--no-example] [--families SPEC ...]
+      [--large-n 100000 1000000] [--large-delta 1e-6 1e-12] [--profiles NAME ...]
+      [--no-example] [--families SPEC ...]
 """
 
 from __future__ import annotations
@@ -375,6 +376,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--personalized-n", type=int, nargs="+", default=[10_000, 100_000],
                     help="n of the section 2 profiles (default: personalized.table_n)")
     ap.add_argument("--large-n", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--large-delta", type=float, nargs="+", default=[DELTA],
+                    help="central deltas of section 3 (e.g. 1e-6 1e-12: many users and a "
+                         "small delta, docs/theory.md 15.3 (N7))")
     ap.add_argument("--profiles", nargs="+", default=None,
                     help="section 2 profile names (default: personalized_validity.profiles)")
     ap.add_argument("--no-example", action="store_true",
@@ -382,6 +386,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--families", nargs="+", default=None,
                     help=f"families of sections 2 and 3 (default: {' '.join(FAMILIES)})")
     args = ap.parse_args(argv)
+    for d in args.large_delta:
+        if not (0.0 < d < 1.0):
+            ap.error(f"--large-delta must be in (0, 1), got {d!r}")
     fams = tuple(args.families) if args.families else None
     # warm-up (imports, scipy) outside the timings
     warm = BudgetProfile.from_arrays([0.5, 1.0, 2.0])
@@ -397,7 +404,8 @@ def main(argv: list[str] | None = None) -> None:
         personalized(args.quick, args.personalized_n, args.profile_seed, args.profiles, fams,
                      not args.no_example)
     if args.only in (None, "large"):
-        large(args.quick, args.large_n, args.seed, families=fams)
+        for d in args.large_delta:
+            large(args.quick, args.large_n, args.seed, delta=d, families=fams)
     print("== Soundness: an upper bound below the certified lower bound of a family it covers ==")
     for line in SOUNDNESS or ["none"]:
         print(f"  {'SOUNDNESS FAILURE ' if SOUNDNESS else ''}{line}")

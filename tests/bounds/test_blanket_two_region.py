@@ -500,3 +500,29 @@ def test_wider_centres_lower_the_bound_and_stay_above_the_lower_bound(monkeypatc
     prof = BudgetProfile.from_arrays(np.random.default_rng([SEED, 8]).uniform(0.5, 2.0, 1000))
     lower, several, one = _with_and_without(monkeypatch, prof, "T_SCALES")
     assert lower <= several < 0.98 * one, (lower, several, one)
+
+
+def test_deep_truncation_lifts_the_truncation_floor_at_small_delta(monkeypatch):
+    """3,000 users in U[0.5, 2] at delta = 1e-12: the truncations K = 22 b and 16 b charge the
+    victim's mass beyond them (e^{-22 + eps/2} = 3.6e-10 for the smallest budgets), so the
+    two-region choices cannot certify 1e-12 near the answer. The deep truncation K_DEEP
+    (tried only where a nearer one's charge binds) gives 0.399, between `window_lower`
+    (0.160) and `clones` (0.554); delta(eps) agrees with the solve and falls with eps; with
+    K_DEEP set to the nearest truncation the value is 0.523. (Before the relative law error
+    of 15.3 (N7) as well, 1.867.)"""
+    eps_i = np.random.default_rng([SEED, 12]).uniform(0.5, 2.0, 3000)
+    prof = BudgetProfile.from_arrays(eps_i)
+    blanket = get_bound("blanket")
+    got = blanket.eps(profile=prof, delta=1e-12, mechanism="laplace")
+    clones = get_bound("clones").eps(profile=prof, delta=1e-12, mechanism="laplace")
+    lower = get_bound("window_lower").eps(profile=prof, delta=1e-12, mechanism="laplace")
+    assert lower <= got < 0.85 * clones, (lower, got, clones)
+    d_at = blanket.delta(profile=prof, eps=got, mechanism="laplace")
+    assert d_at <= 1e-12 * (1.0 + 1e-6)
+    assert blanket.delta(profile=prof, eps=1.2 * got, mechanism="laplace") <= d_at
+    # without the deep truncation the floor is back
+    assert lap_module.K_DEEP > max(lap_module.K_FARS)
+    monkeypatch.setattr(lap_module, "K_DEEP", lap_module.K_FARS[0])
+    clear_caches()
+    shallow = blanket.eps(profile=prof, delta=1e-12, mechanism="laplace")
+    assert shallow > 1.2 * got, (shallow, got)

@@ -212,11 +212,13 @@ def _lattice(ratios, masses, phi, last, m_last, d: float, shift_idx: int, sign: 
     off = int(vals.min())
     pmf = np.zeros(int(vals.max()) - off + 1)
     np.add.at(pmf, vals - off, masses)
-    # masses: a relative error of a few ulps each (8 u), and (k - 1) u of the sequential sums
-    # of np.add.at where k labels share a lattice point (an L1 error); ratios: each label's
-    # true ratio is within a few ulps of its lattice point, a move charged as Wasserstein-1
+    # masses: a relative error of at most 32 u each (an exponential of an argument of at most
+    # eps0 <= 7 in size, expm1, products and sums of positive terms), and (k - 1) u of the
+    # sequential sums of np.add.at where k labels share a lattice point: a relative error of
+    # every lattice point, both ways (docs/theory.md 15.3 (N7)); ratios: each label's true
+    # ratio is within a few ulps of its lattice point, a move charged as Wasserstein-1
     k_max = int(np.bincount(vals - off).max())
-    return LatticeLaw(off, pmf, d, tv_error=(8.0 + k_max) * _U * max(1.0, float(pmf.sum())),
+    return LatticeLaw(off, pmf, d, rel_error=(32.0 + k_max) * _U * 1.01,
                       w1_error=16.0 * _U * scale)
 
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
 from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange, vr_general
-from shuffledp.families.blanket import BlanketCase, atoms
+from shuffledp.families.blanket import BlanketCase, atoms, difference_error
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS_BINARY, U, Window, WindowConfig, grid
 
@@ -51,7 +51,8 @@ def binary_blanket(eps: float, group: VictimRange, users: UserClasses) -> list[B
     top = 2.0 * (special.expit(hi) - e * special.expit(-hi))
     bottom = 2.0 * (special.expit(-hi) - e * special.expit(hi))
     masses = 2.0 * special.expit(-np.asarray(users.eps_b)) * (1.0 - np.asarray(users.delta))
-    return [BlanketCase(atoms([bottom, top], [0.5, 0.5], 8.0 * _U), masses,
+    return [BlanketCase(atoms([bottom, top], [0.5, 0.5], 8.0 * _U,
+                              difference_error(8.0 * _U, eps, 2.0)), masses,
                         "omega uniform on {0, 1}")]
 
 

@@ -10,25 +10,42 @@ group and every pair of its inputs (each family's docstring says why).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Cells", "BlanketCase", "TwoRegionCase", "atoms"]
+__all__ = ["Cells", "BlanketCase", "TwoRegionCase", "atoms", "difference_error", "mean_error",
+           "TINY"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Computed masses below this are taken as standing for true masses of at most it (their
+#: relative error is not bounded: underflow); every mass at or above it has a relative error
+#: of at most the cells' ``rel_error``.
+TINY = 1e-280
 
 
 @dataclass(frozen=True)
 class Cells:
-    """Cells of the privacy amplification variable (module docstring); ``rel_error`` bounds
-    the relative floating-point error of each mass."""
+    """Cells of the privacy amplification variable (module docstring).
+
+    Floating point (docs/theory.md 15.3 (N7)): ``rel_error`` bounds the relative error of
+    every mass of at least ``TINY`` (a smaller computed mass stands for a true one of at most
+    ``TINY``); ``abs_error`` bounds the sum over the cells of what is left of the masses'
+    errors (an absolute part, such as a quadrature's); ``mean_error`` bounds ``sum_c m_c
+    |mu_c - mean_c|``, the true means below the computed ones (mean upper bounds computed from
+    differences, such as ``(P0 - e^eps P1)(cell) / omega(cell)``), and the values' rounding
+    beyond a relative 8 u of ``max(|lo|, |hi|)``: a Wasserstein-1 distance."""
 
     mass: NDArray[np.float64]
     lo: NDArray[np.float64]
     hi: NDArray[np.float64]
     mean: NDArray[np.float64]
     rel_error: float = 0.0
+    abs_error: float = 0.0
+    mean_error: float = 0.0
 
     def __post_init__(self) -> None:
         arrs = [np.atleast_1d(np.asarray(getattr(self, k), dtype=np.float64))
@@ -40,6 +57,10 @@ class Cells:
             raise ValueError("cells need finite bounds and non-negative masses")
         if np.any(lo > hi):
             raise ValueError("cells need lo <= hi")
+        for k in ("rel_error", "abs_error", "mean_error"):
+            v = getattr(self, k)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"{k} must be finite and >= 0, got {v!r}")
         mu = np.clip(mu, lo, hi)
         for k, a in zip(("mass", "lo", "hi", "mean"), (m, lo, hi, mu), strict=True):
             object.__setattr__(self, k, a)
@@ -104,9 +125,37 @@ class TwoRegionCase:
     #: Added to the value: the victim's mass outside the blanket's support when the blanket
     #: is truncated (H_E is at most the truncated pair's divergence plus that mass).
     charge: float = 0.0
+    #: A deep truncation: evaluated only when a choice of a nearer one came within
+    #: ``DEEP_RATIO`` (bound.py) of its own charge (time only: any subset of the choices is
+    #: valid).
+    deep: bool = False
 
 
-def atoms(values, mass, rel_error: float = 0.0) -> Cells:
-    """Cells of a discrete law: each value an atom with its mass (exact means)."""
+def atoms(values, mass, rel_error: float = 0.0, value_error: float = 0.0) -> Cells:
+    """Cells of a discrete law: each value an atom with its mass; ``value_error`` bounds how
+    far below its true value any computed value may lie (charged as ``mean_error``, times
+    the total mass)."""
     v = np.asarray(values, dtype=np.float64)
-    return Cells(np.asarray(mass, dtype=np.float64), v, v, v, rel_error)
+    m = np.asarray(mass, dtype=np.float64)
+    return Cells(m, v, v, v, rel_error,
+                 mean_error=float(value_error * float(np.sum(m)) * (1.0 + 1e-9)))
+
+
+def difference_error(rel: float, eps: float, terms: float = 1.0) -> float:
+    """A bound on ``sum_c m_c |mu_c - mean_c|`` for cells whose means are computed as
+    ``(P0(c) - e^eps P1(c)) / omega(c)`` from masses of relative error at most ``rel``
+    (each P summing to at most ``terms`` over the cells): ``(2 rel + 4 u)(1 + 2 rel)`` of
+    ``terms (1 + e^eps)`` (docs/theory.md 15.3 (N7)); also a bound for atom values computed as
+    such a difference of terms of relative error ``rel``, per unit of mass."""
+    return float((2.0 * rel + 4.0 * _U) * (1.0 + 2.0 * rel) * terms
+                 * (1.0 + math.exp(min(eps, 700.0))) * (1.0 + 1e-9))
+
+
+def mean_error(rel, p0, p1, eps: float) -> float:
+    """:func:`difference_error` cell by cell: ``sum_c (2 rel_c + 4 u)(1 + 2 rel_c)^2 (P0(c) +
+    e^eps P1(c))`` for means computed as ``(P0(c) - e^eps P1(c)) / omega(c)`` from computed
+    masses ``p0``, ``p1`` (each within a relative ``rel_c`` of the true one, as omega's)."""
+    r = np.asarray(rel, dtype=np.float64)
+    w = np.asarray(p0, dtype=np.float64) + math.exp(min(eps, 700.0)) * np.asarray(
+        p1, dtype=np.float64)
+    return float(np.sum((2.0 * r + 4.0 * _U) * (1.0 + 2.0 * r) ** 2 * w) * (1.0 + 1e-9))

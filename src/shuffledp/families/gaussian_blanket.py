@@ -18,8 +18,9 @@ processing), a constant.  The victim's laws are cut to ``[-K, K]``, ``K = a_k + 
 the cut mass is charged (``BlanketCase.charge``).
 
 Cells: ``pieces`` equal cells of ``[-K, K]`` with omega-masses and the victim's masses by
-five-point Gauss-Legendre quadrature (error bound below ``QUAD_REL`` of each mass: the
-tenth derivative of the normal density, Cramer's bound on Hermite functions), l between the
+five-point Gauss-Legendre quadrature (an absolute error bound from the tenth derivative of the
+normal density, Cramer's bound on Hermite functions; the floating point relative to each mass,
+:func:`_gauss_rel`), l between the
 extremes of the two log-quadratic ratios ``psi_x = dP_x / d omega`` on the cell, and one atom
 ``l = 0`` for the blanket's mass outside ``[-K, K]``.
 
@@ -75,9 +76,6 @@ WIDE_FACTORS = (8.0, 32.0)
 #: Cells of [-K, K] (coarse for the screening, fine for the exact evaluation).
 CELLS_COARSE = 256
 CELLS_FINE = 4096
-#: Relative error of a cell's masses: the quadrature (below 1e-20 for cells of at most 0.05
-#: scales) and the floating point of five exponentials and their sum.
-QUAD_REL = 64.0 * _U
 #: Masses below this share of the case's largest are set to 0 (:func:`gaussian_masses`).
 MASS_FLOOR = 0.01
 #: Nodes and weights of five-point Gauss-Legendre on [-1, 1].
@@ -117,6 +115,15 @@ def _gauss_mass(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
     mid = 0.5 * (hi + lo)
     z = (mid[:, None] + half[:, None] * _GL_T[None, :] - m) / s
     return (np.exp(-0.5 * z * z) @ _GL_W) * half / (s * math.sqrt(2.0 * math.pi))
+
+
+def _gauss_rel(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
+    """A bound on the relative floating-point error of :func:`_gauss_mass` per cell
+    (docs/theory.md 15.3 (N7)): with ``Z = (max(|lo|, |hi|) + |m|) / s``, each node's z carries
+    an absolute error of at most 5 u Z, z^2 / 2 then 5.5 u Z^2, its exponential that much
+    relative plus u; the weighted sum of five positive terms and the scaling add 9 u."""
+    z = (np.maximum(np.abs(lo), np.abs(hi)) + abs(m)) / s
+    return (8.0 * z * z + 16.0) * _U
 
 
 def _log_psi(y: NDArray, x: float, sigma: float, tau: float) -> NDArray:
@@ -159,10 +166,16 @@ def gaussian_pair_cells(sigma: float, tau: float, eps: float, a: float, pieces: 
     slack = (16.0 + 4.0 * terms) * _U * (max0 + e * max1)
     lo = min0 - e * max1 - slack
     hi = max0 - e * min1 + slack
+    # relative errors of the three masses per cell (floating point), the largest of them r
+    rel_om = _gauss_rel(lo_w, hi_w, 0.0, tau)
+    r = np.maximum(rel_om, np.maximum(_gauss_rel(lo_w, hi_w, a, sigma),
+                                      _gauss_rel(lo_w, hi_w, -a, sigma)))
     with np.errstate(divide="ignore", invalid="ignore"):
-        # raised by the masses' relative errors (an upper bound of the conditional mean is
-        # what the lattice law needs; Cells clips it to hi, which bounds the true mean too)
-        mean = np.where(mass > 0, (p0 - e * p1 + 4.0 * QUAD_REL * (p0 + e * p1)) / mass, lo)
+        # raised by the masses' relative errors, (2 r + 4 u)(1 + 2 r)^2 (P0 + e^eps P1)
+        # (an upper bound of the conditional mean is what the lattice law needs; Cells clips
+        # it to hi, which bounds the true mean too; docs/theory.md 15.3 (N7))
+        up = (2.0 * r + 4.0 * _U) * (1.0 + 2.0 * r) ** 2 * (p0 + e * p1) * (1.0 + 1e-9)
+        mean = np.where(mass > 0, (p0 - e * p1 + up) / mass, hi)
     outside = 2.0 * float(special.ndtr(-k / tau))
     cut = float(special.ndtr(-(k - a) / sigma) + special.ndtr(-(k + a) / sigma)) * (1.0 + 1e-9)
     # the quadrature's error (Gauss-Legendre, n = 5: h^11 (5!)^4 / (11 (10!)^3) |f^(10)|, and
@@ -170,8 +183,14 @@ def gaussian_pair_cells(sigma: float, tau: float, eps: float, a: float, pieces: 
     # cells, as a share of the total (it is charged as a total variation)
     h = 2.0 * k / pieces
     quad = pieces * 3.3e-10 * (h / tau) ** 11
+    # the masses: the floating point relative (the atom's ndtr to 64 u), the quadrature
+    # absolute (of omega: quad; of the victim's laws, scales sigma > tau, at most quad each,
+    # moving the means by at most quad (1 + e^eps + max |l|) in all)
+    top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
     cells = Cells(np.append(mass, outside), np.append(lo, 0.0), np.append(hi, 0.0),
-                  np.append(mean, 0.0), QUAD_REL + quad)
+                  np.append(mean, 0.0), max(float(rel_om.max()), 64.0 * _U) * (1.0 + 1e-9),
+                  abs_error=quad * (1.0 + 1e-9),
+                  mean_error=quad * (1.0 + e + top) * (1.0 + 1e-9))
     return cells, cut
 
 

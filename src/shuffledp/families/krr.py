@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from shuffledp.families.base import WANG, Family, UserClasses, VariationRatio, VictimRange
 from shuffledp.families.binary_rr import BinaryRR
-from shuffledp.families.blanket import BlanketCase, atoms
+from shuffledp.families.blanket import BlanketCase, atoms, difference_error
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS, U, Window, WindowConfig, grid
 
@@ -90,7 +90,9 @@ class KRR(Family):
         mass = [1.0 / k, 1.0 / k, (k - 2.0) / k]
         b = np.asarray(users.eps_b, dtype=np.float64)
         masses = k * np.exp(-np.logaddexp(b, log_k1)) * (1.0 - np.asarray(users.delta))
-        return [BlanketCase(atoms(vals, mass, 16.0 * U), masses, "omega uniform on k values")]
+        return [BlanketCase(atoms(vals, mass, 16.0 * U,
+                                  difference_error(16.0 * U, eps, share(hi) * math.exp(hi))),
+                            masses, "omega uniform on k values")]
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:
         # values 0..k-1: the victim at 0 / 1, the others at 0 or (k >= 3) at a third value

@@ -40,6 +40,7 @@ from shuffledp.families.laplace_blanket import (
 from shuffledp.families.laplace_two_region import (
     HALF_WIDTH_EDGES,
     HALF_WIDTH_EDGES_MANY,
+    K_DEEP,
     K_FARS,
     T_SCALES,
     T_SCALES_MAX_USERS,
@@ -248,7 +249,8 @@ class Laplace(Family):
         :mod:`shuffledp.families.laplace_two_region`): the victim's own blanket, covered whole
         by the users at or below the group's smallest budget and in its centre by all the
         others; one choice per centre of ``T_SCALES`` and truncation of ``K_FARS`` (the
-        first of each alone above ``T_SCALES_MAX_USERS`` users)."""
+        first of each alone above ``T_SCALES_MAX_USERS`` users), and one of the deep
+        truncation ``K_DEEP`` with the first centre."""
         out: list = []
         # one choice per centre T = t b (t = max(t_scale, eps_hi): the same for every scale
         # at or below eps_hi) and truncation K = k b; the defaults alone for many users (time
@@ -259,14 +261,19 @@ class Laplace(Family):
         pairs = dict.fromkeys((t, max(k, 2.0 * t))
                               for t in (max(ts, group.eps_hi) for ts in T_SCALES[:first])
                               for k in K_FARS[:first])
-        for i, (ts, kf) in enumerate(pairs):
+        # and the deep truncation with the first centre (tried only where a nearer
+        # truncation's charge binds: bound.DEEP_RATIO)
+        t0 = max(T_SCALES[0], group.eps_hi)
+        runs = [(ts, kf, False) for ts, kf in pairs] + [(t0, max(K_DEEP, 2.0 * t0), True)]
+        for i, (ts, kf, deep) in enumerate(runs):
             out += two_region_cases(eps, group.eps_lo, group.eps_hi,
                                     np.asarray(users.eps_a, dtype=np.float64),
                                     np.asarray(users.eps_b, dtype=np.float64),
                                     1.0 - np.asarray(users.delta, dtype=np.float64),
                                     choice=-1 - i, counts=np.asarray(users.counts),
                                     t_scale=ts, k_far=kf,
-                                    edges=HALF_WIDTH_EDGES_MANY if many else HALF_WIDTH_EDGES)
+                                    edges=HALF_WIDTH_EDGES_MANY if many else HALF_WIDTH_EDGES,
+                                    deep=deep)
         return out
 
     def window_configs(self, eps_v: float, delta_v: float) -> list[WindowConfig]:

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.families.blanket import BlanketCase, Cells
+from shuffledp.families.blanket import BlanketCase, Cells, mean_error
 
-__all__ = ["BlanketShape", "shaped_pair_cells", "shaped_masses", "two_slope_shapes",
+__all__ = ["BlanketShape", "cell_edges", "shaped_pair_cells", "shaped_masses", "two_slope_shapes",
            "pair_cases", "BLANKET_CELLS", "BLANKET_CELLS_COARSE", "SAME_SIGN_STEPS"]
 
 #: Cells per monotone piece of l in the blanket's cells (docs/theory.md 15.4); the
@@ -48,9 +48,6 @@ BLANKET_CELLS_COARSE = 1 << 7
 SAME_SIGN_STEPS = 4
 
 _U = float(np.finfo(float).eps) / 2.0
-#: Relative error bound of the cells' masses and means (exp, expm1, the normalization, the
-#: quotient: a few dozen roundings).
-CELL_REL_ERROR = 64.0 * 1.2e-16
 
 
 def _seg(sigma: float, length: NDArray | float) -> NDArray:
@@ -176,6 +173,26 @@ def _omega_mass(shape: BlanketShape, lo: NDArray, hi: NDArray) -> NDArray:
     return out
 
 
+def cell_edges(b_v: float, shape: BlanketShape, x0: float, x1: float, pieces: int
+               ) -> tuple[NDArray, NDArray]:
+    """The cells of :func:`shaped_pair_cells`: every piece between 0, the inputs, the knots
+    and a reach of 60 scales beyond the inputs cut into ``pieces`` equal cells, and the two
+    tails (``lo``, ``hi`` arrays; the tails' outer ends infinite)."""
+    reach = 60.0 * max(b_v, 1.0 / shape.tail) + (shape.knots[-1] if shape.knots else 0.0)
+    cuts = {x1 - reach, x1, 0.0, x0, x0 + reach}
+    cuts |= {k for k in shape.knots if k < x0 + reach} | {-k for k in shape.knots
+                                                          if -k > x1 - reach}
+    pts = np.array(sorted(cuts))
+    a_, b_ = pts[:-1], pts[1:]
+    a_, b_ = a_[b_ > a_], b_[b_ > a_]
+    # every piece cut as np.linspace(a, b, pieces + 1) cuts it, all at once
+    edges = np.arange(pieces + 1)[None, :] * ((b_ - a_) / pieces)[:, None] + a_[:, None]
+    edges[:, -1] = b_
+    lo_w = np.concatenate([[-np.inf], edges[:, :-1].ravel(), [pts[-1]]])
+    hi_w = np.concatenate([[pts[0]], edges[:, 1:].ravel(), [np.inf]])
+    return lo_w, hi_w
+
+
 def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float,
                       pieces: int) -> Cells:
     """Cells of ``l = (P_{x0} - e^eps P_{x1}) / omega`` for Laplace reports of scale ``b_v``
@@ -198,41 +215,60 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
                          f"{shape.lipschitz!r}")
     e = math.exp(eps)
     lz = shape.log_z
-    reach = 60.0 * max(b_v, 1.0 / shape.tail) + (shape.knots[-1] if shape.knots else 0.0)
-    cuts = {x1 - reach, x1, 0.0, x0, x0 + reach}
-    cuts |= {k for k in shape.knots if k < x0 + reach} | {-k for k in shape.knots
-                                                          if -k > x1 - reach}
-    pts = np.array(sorted(cuts))
-    a_, b_ = pts[:-1], pts[1:]
-    a_, b_ = a_[b_ > a_], b_[b_ > a_]
-    # every piece cut as np.linspace(a, b, pieces + 1) cuts it, all at once
-    edges = np.arange(pieces + 1)[None, :] * ((b_ - a_) / pieces)[:, None] + a_[:, None]
-    edges[:, -1] = b_
-    lo_w = np.concatenate([[-np.inf], edges[:, :-1].ravel(), [pts[-1]]])
-    hi_w = np.concatenate([[pts[0]], edges[:, 1:].ravel(), [np.inf]])
+    lo_w, hi_w = cell_edges(b_v, shape, x0, x1, pieces)
 
-    def ell(w: NDArray) -> NDArray:
+    log_2b = math.log(2.0 * b_v)
+    n_s = len(shape.slopes)
+
+    def ell(w: NDArray) -> tuple[NDArray, NDArray]:
+        """l at w, and a bound on its floating-point error: each psi an exponential of an
+        argument computed with an absolute error of at most a few u times its terms' sizes
+        (Lambda: (n_s + 2) u of it, a sum of non-negative terms), the difference a rounding"""
         lam = shape.lam(np.abs(w))
-        psi0 = np.exp(lz - math.log(2.0 * b_v) - np.abs(w - x0) / b_v + lam)
-        psi1 = np.exp(lz - math.log(2.0 * b_v) - np.abs(w - x1) / b_v + lam)
-        return psi0 - e * psi1
+        psi0 = np.exp(lz - log_2b - np.abs(w - x0) / b_v + lam)
+        psi1 = np.exp(lz - log_2b - np.abs(w - x1) / b_v + lam)
+        terms = abs(lz) + abs(log_2b) + np.maximum(np.abs(w - x0), np.abs(w - x1)) / b_v + lam
+        err = (4.0 * terms + (n_s + 2.0) * lam + 8.0) * _U * (psi0 + e * psi1)
+        return psi0 - e * psi1, err
 
     mass = _omega_mass(shape, lo_w, hi_w)
     p0 = _side_mass(lo_w, hi_w, x0, b_v)
     p1 = _side_mass(lo_w, hi_w, x1, b_v)
     with np.errstate(invalid="ignore", over="ignore"):
-        a_val, b_val = np.split(ell(np.concatenate([lo_w, hi_w])), 2)
+        both, both_err = ell(np.concatenate([lo_w, hi_w]))
+    a_val, b_val = np.split(both, 2)
+    a_err, b_err = np.split(both_err, 2)
+    a_err[0], b_err[-1] = b_err[0], a_err[-1]  # the tails: the error at their finite end
+    slack = np.maximum(a_err, b_err)
     flat = shape.tail * b_v >= 1.0 - 1e-12  # l constant in the tails
     if flat:
         a_val[0], b_val[-1] = b_val[0], a_val[-1]
     else:  # l tends to 0 in both tails
         a_val[0], b_val[-1] = 0.0, 0.0
-    lo = np.minimum(a_val, b_val)
-    hi = np.maximum(a_val, b_val)
+    # the end values' rounding: lo and hi widened by it (the law then still dominates)
+    lo = np.minimum(a_val, b_val) - slack
+    hi = np.maximum(a_val, b_val) + slack
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(mass > 0, (p0 - e * p1) / mass, lo)
-    keep = mass > 0
-    return Cells(mass[keep], lo[keep], hi[keep], mean[keep], CELL_REL_ERROR)
+    # relative errors of the masses (docs/theory.md 15.3 (N7)): omega's, an exponential of
+    # -Lambda - log Z (absolute error (n_s + 3) u Lambda + 5 u |log Z|) times a segment (4 u);
+    # the victim's, of (end - x) / b_v (2 u of it) times an expm1 (4 u)
+    ua = np.minimum(np.abs(lo_w), np.abs(hi_w))  # (no cell straddles 0)
+    with np.errstate(invalid="ignore"):
+        rel_om = ((n_s + 3.0) * shape.lam(ua) + 5.0 * abs(lz) + 12.0) * _U
+
+        def rel_side(x: float) -> NDArray:
+            dist = np.maximum(np.where(hi_w <= x, x - hi_w, lo_w - x), 0.0)
+            return (2.0 * dist / b_v + 12.0) * _U
+
+    rel_all = np.maximum(rel_om, np.maximum(rel_side(x0), rel_side(x1)))
+    keep = np.isfinite(lo) & np.isfinite(hi)
+    if np.any(~keep & (mass > 0)) or not np.all(np.isfinite(rel_all)):
+        raise ValueError("shaped_pair_cells: a cell of positive mass has no finite bounds")
+    # cells whose mass underflowed are kept (their true mass is at most TINY, charged)
+    return Cells(mass[keep], lo[keep], hi[keep], mean[keep],
+                 float(rel_om[keep].max()) * (1.0 + 1e-9),
+                 mean_error=mean_error(rel_all, p0, p1, eps))
 
 
 def shaped_masses(shape: BlanketShape, eps_hi: float, s_lo: float, eps_a: NDArray,

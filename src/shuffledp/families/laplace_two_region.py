@@ -40,16 +40,14 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.families.blanket import Cells, TwoRegionCase
+from shuffledp.families.blanket import Cells, TwoRegionCase, mean_error
 from shuffledp.families.laplace_blanket import _side_mass
 
 __all__ = ["centre_cells", "two_region_masses", "two_region_cases", "T_SCALE", "T_SCALES",
-           "T_SCALES_MAX_USERS", "K_FARS", "CENTRE_PIECES", "HALF_WIDTH_EDGES",
+           "T_SCALES_MAX_USERS", "K_FARS", "K_DEEP", "CENTRE_PIECES", "HALF_WIDTH_EDGES",
            "HALF_WIDTH_EDGES_MANY"]
 
 _U = float(np.finfo(float).eps) / 2.0
-#: Relative error bound of the cells' masses and means (exp, expm1, quotients).
-CELL_REL_ERROR = 64.0 * 1.2e-16
 #: The centre's half-width in units of the (canonical) victim scale b, at least eps_hi.
 T_SCALE = 2.0
 #: The centres tried, one choice each (the smallest value of a group wins): a wider centre
@@ -67,6 +65,12 @@ K_FAR = 22.0
 #: little above the group's smallest budget cover more (e^{-k (r - 1)}); measured at delta =
 #: 1e-6 on 1,000 users in U[0.5, 2], eps 0.370 with K = 22 b alone, 0.2965 with 16 b.
 K_FARS = (K_FAR, 16.0)
+#: ... and this deep one, whose charge (e^{-37 + eps/2}, below 1e-16 for budgets up to 2)
+#: lies under the blanket's other floors (its Wasserstein charges, about 1e-14): tried only
+#: where a nearer truncation's value came near its own charge (bound.DEEP_RATIO), as at
+#: 10^6 users and delta = 1e-12, where K = 22 b held delta(eps) above 3.6e-10
+#: (docs/theory.md 15.4, "Two coverage regions").
+K_DEEP = 37.0
 #: Classes with budgets at most LOW_RATIO times the group's smallest cover the (truncated)
 #: blanket; the others its centre only.
 LOW_RATIO = 1.12
@@ -115,17 +119,33 @@ def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_
     p0 = _side_mass(lo_w, hi_w, s, b)
     p1 = _side_mass(lo_w, hi_w, -s, b)
 
-    def ell(w: NDArray) -> NDArray:
+    def ell(w: NDArray) -> tuple[NDArray, NDArray]:
+        """l_1 at w and a bound on its rounding (exponents of size at most 2 s / b)"""
         psi0 = np.exp((np.abs(w) - np.abs(w - s)) / b)
         psi1 = np.exp((np.abs(w) - np.abs(w + s)) / b)
-        return keep * (psi0 - big_e * psi1)
+        err = keep * (8.0 * s / b + 12.0) * _U * (psi0 + big_e * psi1)
+        return keep * (psi0 - big_e * psi1), err
 
-    a_val, b_val = ell(lo_w), ell(hi_w)
+    (a_val, a_err), (b_val, b_err) = ell(lo_w), ell(hi_w)
+    slack = np.maximum(a_err, b_err)
+    # the atoms' values, rounded as the ends' (docs/theory.md 15.3 (N7))
+    atom_err = keep * (4.0 * s / b + 12.0) * _U * (math.exp(s / b) * (1.0 + big_e))
     mass = np.concatenate([[side], om / keep, [side]])
-    lo = np.concatenate([[keep * l_s], np.minimum(a_val, b_val), [keep * r_s]])
-    hi = np.concatenate([[keep * l_s], np.maximum(a_val, b_val), [keep * r_s]])
-    mean = np.concatenate([[keep * l_s], keep * (p0 - big_e * p1) / om, [keep * r_s]])
-    return Cells(mass, lo, hi, mean, CELL_REL_ERROR)
+    lo = np.concatenate([[keep * l_s - atom_err], np.minimum(a_val, b_val) - slack,
+                         [keep * r_s - atom_err]])
+    hi = np.concatenate([[keep * l_s + atom_err], np.maximum(a_val, b_val) + slack,
+                         [keep * r_s + atom_err]])
+    mean = np.concatenate([[keep * l_s + atom_err], keep * (p0 - big_e * p1) / om,
+                           [keep * r_s + atom_err]])
+    # relative errors of the masses: the cells' (exponents of size at most s / b, 2 s / b for
+    # the victim's laws, then expm1 and the quotients); the side atoms' a difference
+    # e^{-s/b} - q, whose rounding is relative to its terms
+    es = math.exp(-s / b)
+    rel_side = (((2.0 * s / b + 1.0) * es + (t + 1.0) * q) / (es - q) + 6.0) * _U
+    rel_cells = (2.0 * s / b + 12.0) * _U
+    rel_victim = (4.0 * s / b + 12.0) * _U
+    return Cells(mass, lo, hi, mean, max(rel_side, rel_cells) * (1.0 + 1e-9),
+                 mean_error=mean_error(max(rel_cells, rel_victim) + 2.0 * _U, p0, p1, eps))
 
 
 def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArray, t: float,
@@ -171,12 +191,15 @@ def two_region_cases(eps: float, eps_lo: float, eps_hi: float, eps_a: NDArray,
                      eps_b: NDArray, keep: NDArray, choice: int,
                      counts: NDArray | None = None, t_scale: float = T_SCALE,
                      k_far: float = K_FAR,
-                     edges: tuple[float, ...] = HALF_WIDTH_EDGES) -> list[TwoRegionCase]:
+                     edges: tuple[float, ...] = HALF_WIDTH_EDGES,
+                     deep: bool = False) -> list[TwoRegionCase]:
     """The cases of the two-region blanket for a group of Laplace victims with budgets in
     ``[eps_lo, eps_hi]`` (module docstring), its centre ``T = t b`` with ``t = max(t_scale,
     eps_hi)``, truncated to ``K = k b`` with ``k = max(k_far, 2 t)``; ``keep`` = 1 - delta_j
     per class, ``counts`` the users per class (default one each); ``edges`` the grid of
-    half-widths (increasing from 0 to 1: any such grid gives a valid choice)."""
+    half-widths (increasing from 0 to 1: any such grid gives a valid choice); ``deep`` marks
+    the cases of a deep truncation (:data:`K_DEEP`, tried only where a nearer one's charge
+    binds)."""
     if not (len(edges) >= 2 and edges[0] == 0.0 and edges[-1] == 1.0
             and all(x < y for x, y in zip(edges, edges[1:], strict=False))):
         raise ValueError(f"edges must increase from 0 to 1, got {edges!r}")
@@ -201,7 +224,7 @@ def two_region_cases(eps: float, eps_lo: float, eps_hi: float, eps_a: NDArray,
     plain, centre = two_region_masses(eps_lo, eps_hi, eps_a, eps_b, t, 1.0 / b, k_far, 1.0)
     few = float(np.dot(plain, counts)) < LOW_ENOUGH * float(np.dot(centre, counts))
     ratio = LOW_RATIO if few else 1.0
-    if not few and k_far < max(K_FAR, 2.0 * t):
+    if not few and k_far < max(K_FAR, 2.0 * t) and not deep:
         # a nearer truncation serves the users a little above the smallest budget: without
         # them it is not tried (time only: any subset of the choices is valid)
         return []
@@ -216,5 +239,5 @@ def two_region_cases(eps: float, eps_lo: float, eps_hi: float, eps_a: NDArray,
         out.append(TwoRegionCase(centre_cells(b, eps, s_hi, t), top, _up(total - top), q,
                                  low * keep, high * keep,
                                  f"two regions, T = {t:g} b, K = {k_far:g} b: half-widths "
-                                 f"<= {s_hi:g}", choice, charge))
+                                 f"<= {s_hi:g}", choice, charge, deep))
     return out

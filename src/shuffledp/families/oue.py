@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange
-from shuffledp.families.blanket import BlanketCase, atoms
+from shuffledp.families.blanket import BlanketCase, atoms, difference_error
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS, U, Window, WindowConfig, grid
 
@@ -120,7 +120,8 @@ class OUE(Family):
                 both / gamma]
         same = (np.asarray(users.eps_a) == v) & (np.asarray(users.eps_b) == v)
         masses = np.where(same, gamma * (1.0 - np.asarray(users.delta)), 0.0)
-        return [BlanketCase(atoms(vals, mass, 64.0 * d * 1.2e-16), masses,
+        return [BlanketCase(atoms(vals, mass, 64.0 * d * 1.2e-16,
+                                  difference_error(64.0 * d * 1.2e-16, eps, gamma * e_v)), masses,
                             "omega the normalized infimum of OUE at the victim's budget")]
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

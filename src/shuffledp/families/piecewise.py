@@ -26,7 +26,7 @@ from shuffledp.families.base import (
     VictimRange,
     vr_half_exponent,
 )
-from shuffledp.families.blanket import BlanketCase, atoms
+from shuffledp.families.blanket import BlanketCase, atoms, difference_error
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -148,7 +148,8 @@ class Piecewise(Family):
             g = 2.0 * c * np.minimum(low(a), low(b))  # p_low is unimodal: its minimum at an end
         masses = np.where(b <= group.eps_lo, np.minimum(g, 1.0), 0.0)
         masses = masses * (1.0 - np.asarray(users.delta))
-        return [BlanketCase(atoms(vals, mass, 64.0 * 1.2e-16), masses,
+        return [BlanketCase(atoms(vals, mass, 64.0 * 1.2e-16,
+                                  difference_error(64.0 * 1.2e-16, eps, 2.0 * c * p_high)), masses,
                             "omega uniform on the output range of the group's largest budget")]
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

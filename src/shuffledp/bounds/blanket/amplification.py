@@ -27,14 +27,19 @@ Computation (docs/theory.md 15.3):
   proof: the exponent of the product of the users' factors carries a relative error of at most
   ``4 u`` per unit of its modulus, the transforms ``5 u log2 N`` of their l2 norms.
 * Terms with x > 0 use an upper bound on ``Pr[R > -x]``, terms with x < 0 a lower bound.
-* The lattice law's own floating-point error (``LatticeLaw.tv_error``, an L1 distance tau)
-  costs at most ``tau max(x, 0) (1 + E[M])``: the (m+1)-fold law moves by at most
-  ``(m + 1) tau`` and ``E[(S)_+] / (m + 1)`` lies in ``[0, max x]``; and at most
-  ``tau c^N (max(x, 0) + E[M] E[X_+])`` (:func:`law_charge`), changing one summand at a
+* The lattice law's own floating-point error.  A *relative* error ``rho``
+  (``LatticeLaw.rel_error``: the law p' the pmf stands for lies between ``(1 - rho) p~ - e``
+  and ``(1 + rho) p~ + e`` entrywise) scales A by at most :func:`law_factor`,
+  ``E[max(lambda s, 1)^(M+1)] / E[min(s, 1)^(M+1)]`` with ``lambda = 1 + rho`` and s the
+  pmf's mass (Chebyshev's sum inequality, ``E[(S_{m+1})_+] / (m + 1)`` being non-increasing
+  in m): a factor of about ``1 + rho E[M]``, where an L1 charge grows like ``rho E[M]``
+  times E[X_+] whatever A is (docs/theory.md 15.3 (N7)).  The absolute remainder e (an L1
+  distance tau, ``LatticeLaw.tv_error``; all of the error when ``rel_error`` is 0) costs at
+  most ``tau c^N (max(x, 0) + E[M] E[X_+])`` (:func:`law_charge`), changing one summand at a
   time, whose change weighs the others' sum by its positive part, at most the sum of their
-  positive parts; moves of mass by small distances
-  (``LatticeLaw.w1_error``, a Wasserstein-1 distance) cost at most that distance,
-  ``E[(S)_+] / (m + 1)`` being 1/(m+1)-Lipschitz in each summand.
+  positive parts; moves of mass by small distances (``LatticeLaw.w1_error``, a
+  Wasserstein-1 distance) cost at most that distance, ``E[(S)_+] / (m + 1)`` being
+  1/(m+1)-Lipschitz in each summand.
 
 Code names: ``p`` the lattice pmf of X, ``step`` the lattice step, ``gammas``/``counts`` the
 distinct blanket probabilities of the other users and how many hold each, ``theta`` the tilt.
@@ -55,7 +60,7 @@ sfft = lazy_module("scipy.fft")
 special = lazy_module("scipy.special")
 
 __all__ = ["LatticeLaw", "Amplification", "amplification_bound", "amplification_lower",
-           "chernoff_bound", "law_charge"]
+           "chernoff_bound", "law_charge", "law_factor"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Safety factor on the FFT round-off estimate (an estimate, not a proof).
@@ -74,13 +79,17 @@ class LatticeLaw:
     1 up to ``tv_error``), dominating the true law of ``l(W)`` in the increasing convex order;
     ``tv_error`` bounds the total variation between ``pmf`` and such a dominating law, and
     ``w1_error`` the Wasserstein-1 distance of the moves within it (the floating point of its
-    computation; a move of mass tau by at most s changes A by at most tau s)."""
+    computation; a move of mass tau by at most s changes A by at most tau s).  With
+    ``rel_error`` rho > 0 the error is split: the dominating law p' satisfies ``(1 - rho) pmf
+    - e <= p' <= (1 + rho) pmf + e`` entrywise, e >= 0 of total mass at most ``tv_error``
+    (module docstring; docs/theory.md 15.3 (N7))."""
 
     offset: int
     pmf: NDArray[np.float64]
     step: float
     tv_error: float = 0.0
     w1_error: float = 0.0
+    rel_error: float = 0.0
 
     def __post_init__(self) -> None:
         p = np.asarray(self.pmf, dtype=np.float64)
@@ -92,6 +101,8 @@ class LatticeLaw:
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ValueError(f"{name} must be finite and >= 0, got {v!r}")
+        if not (math.isfinite(self.rel_error) and 0.0 <= self.rel_error <= 1e-2):
+            raise ValueError(f"rel_error must be in [0, 0.01], got {self.rel_error!r}")
         nz = np.flatnonzero(p)
         if nz.size == 0:
             raise ValueError("pmf must have a positive entry")
@@ -143,6 +154,8 @@ class Amplification:
     tail_charge: float
     roundoff_charge: float
     law_charge: float
+    #: The relative law error's factor (:func:`law_factor`), already applied to ``value``.
+    law_factor: float = 1.0
 
 
 def _lse(a: NDArray[np.float64]) -> float:
@@ -259,43 +272,82 @@ def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[floa
 
 
 def law_charge(law: LatticeLaw, gammas, counts) -> float:
-    """What the lattice law's own floating-point error can add to A (module docstring,
+    """What the lattice law's absolute floating-point error can add to A (module docstring,
     docs/theory.md 15.3 (N7)): ``w1_error`` plus the smaller of
-    ``tau max(x, 0) (1 + E[M])`` and ``tau c^N (max(x, 0) + E[M] m_+)``, ``tau = tv_error``
-    (an L1 distance), ``m_+`` a bound on ``E[X_+]`` under either law (normalized), ``c`` a
+    ``tau c^N max(x, 0) (1 + E[M])`` and ``tau c^N (max(x, 0) + E[M] m_+)``, ``tau =
+    tv_error`` (an L1 distance between ``lambda pmf``, ``lambda = 1 + rel_error``, and a law
+    above or below it), ``m_+`` a bound on ``E[X_+]`` under either law (normalized), ``c`` a
     bound on either law's total mass and N the pool's size."""
     gammas, counts = _classes(gammas, counts)
     tau = law.tv_error
     if tau == 0.0:
         return law.w1_error
+    lam = 1.0 + law.rel_error
     x, p = law.values, law.pmf
     x_pos_max = max(float(x[-1]), 0.0)
     em = float(np.dot(gammas, counts)) * (1.0 + 1e-12)
-    crude = tau * x_pos_max * (1.0 + em)
     # E[X_+] and the mass of the computed pmf, rounded up (dot products of at most 2^24 terms)
     err = 1e-15 + 2.0 * p.size * float(np.finfo(float).eps)
-    mass = float(p.sum()) * (1.0 + err)
-    lo_mass = float(p.sum()) * (1.0 - err) - tau
+    mass = float(p.sum()) * (1.0 + err) * lam
+    lo_mass = min(float(p.sum()) * (1.0 - err) - tau, 1.0)
+    # c^N - 1 <= e^{(c - 1) N} - 1, c = max(mass, 1) + tau: the measures' total masses
     big = tau * math.expm1(min(700.0, max(mass + tau - 1.0, 0.0) * float(counts.sum())))
+    crude = (tau + big) * x_pos_max * (1.0 + em) * (1.0 + 1e-12)
     if lo_mass <= 0.5 or big > 1e-3 * tau:
         return crude + law.w1_error
     pos = x > 0
-    m_plus = (float(np.dot(p[pos], x[pos])) * (1.0 + err) + tau * x_pos_max) / lo_mass
+    m_plus = (float(np.dot(p[pos], x[pos])) * (1.0 + err) * lam + tau * x_pos_max) / lo_mass
     fine = ((tau + big) * (x_pos_max + em * m_plus)) * (1.0 + 1e-12)
     return min(crude, fine) + law.w1_error
 
 
+def _log_moment(kappa: float, gammas: NDArray, counts: NDArray) -> float:
+    """``log E[kappa^(M+1)]``, M the Poisson-binomial count of blanket reports."""
+    return math.log(kappa) + float(np.dot(counts, np.log1p(gammas * (kappa - 1.0))))
+
+
+def law_factor(law: LatticeLaw, gammas, counts, lower: bool = False) -> float:
+    """The factor by which the relative error ``rho = rel_error`` of the lattice law can scale
+    A (docs/theory.md 15.3 (N7), Claim "the relative law error"): with s the pmf's mass,
+    ``A(p') <= E[max((1 + rho) s, 1)^(M+1)] / E[min(s, 1)^(M+1)] A(pmf)`` up to the absolute
+    remainder (:func:`law_charge`), and with ``lower`` the factor
+    ``E[min((1 - rho) s, 1)^(M+1)] / E[max(s, 1)^(M+1)]`` of the lower bound.  1 when
+    ``rel_error`` is 0 (then ``tv_error`` holds the whole error).
+
+    >>> law = LatticeLaw(offset=-1, pmf=np.array([0.5, 0.5]), step=1.0, rel_error=1e-14)
+    >>> f = law_factor(law, [0.5], [10**6])  # about 1 + 1e-14 (1 + 5e5)
+    >>> bool(1.0 + 5e-9 < f < 1.0 + 6e-9), bool(law_factor(law, [0.5], [10**6], True) < 1.0)
+    (True, True)
+    """
+    gammas, counts = _classes(gammas, counts)
+    rho = law.rel_error
+    if rho == 0.0:
+        return 1.0
+    s = math.fsum(law.pmf)  # correctly rounded: the mass lies within a relative u of it
+    s_hi, s_lo = s * (1.0 + 2.0 * _U), s * (1.0 - 2.0 * _U)
+    if lower:
+        num = min((1.0 - rho) * s_lo * (1.0 - 2.0 * _U), 1.0)
+        den = max(s_hi, 1.0)
+    else:
+        num = max((1.0 + rho) * s_hi * (1.0 + 2.0 * _U), 1.0)
+        den = min(s_lo, 1.0)
+    log_f = _log_moment(num, gammas, counts) - _log_moment(den, gammas, counts)
+    # the two logs to a relative 1e-12 of their sizes, rounded to the safe side
+    slack = 1e-12 * (abs(log_f) + 1e-300) + 1e-15 * abs(log_f) + 4.0 * _U
+    return math.exp(log_f - slack) if lower else math.exp(min(log_f + slack, 700.0))
+
+
 def chernoff_bound(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> float:
-    """``min_theta M_R(theta) E[X_+ e^{theta X}]`` plus the lattice law's charge
-    (:func:`law_charge`): an upper bound on A for the law the lattice law stands for
-    (Pr[R > -x] <= M_R(theta) e^{theta x})."""
+    """``min_theta M_R(theta) E[X_+ e^{theta X}]`` times the lattice law's factor
+    (:func:`law_factor`) plus its charge (:func:`law_charge`): an upper bound on A for the law
+    the lattice law stands for (Pr[R > -x] <= M_R(theta) e^{theta x})."""
     gammas, counts = _classes(gammas, counts)
     x_pos_max = max(float(law.values[-1]), 0.0)
     if x_pos_max <= 0.0:
         return 0.0
     _, log_c = _best_theta(law, gammas, counts)
-    return float(min(math.exp(min(log_c, 700.0)), x_pos_max)) + law_charge(law, gammas,
-                                                                           counts)
+    chern = float(min(math.exp(min(log_c, 700.0)), x_pos_max))
+    return chern * law_factor(law, gammas, counts) + law_charge(law, gammas, counts)
 
 
 def _classes(gammas, counts) -> tuple[NDArray, NDArray]:
@@ -533,17 +585,18 @@ def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
     p = law.pmf
     x_pos_max = max(float(x[-1]), 0.0)
     charge = law_charge(law, gammas, counts)
+    fac = law_factor(law, gammas, counts)
     if x_pos_max <= 0.0:
-        return Amplification(0.0, 0.0, 0.0, 0, 0.0, 0.0, charge)
+        return Amplification(0.0, 0.0, 0.0, 0, 0.0, 0.0, charge, fac)
     if gammas.size == 0:  # no blanket: A = E[X_+]
         v = float(np.dot(p[x > 0], x[x > 0]))
-        return Amplification(v + charge, v, 0.0, 0, 0.0, 0.0, charge)
+        return Amplification(v * fac + charge, v, 0.0, 0, 0.0, 0.0, charge, fac)
     t = _tails(law, gammas, counts)
     if t is None:
         # too wide to resolve: the Chernoff bound is the answer
         theta, log_c = _best_theta(law, gammas, counts)
         chern = float(min(math.exp(min(log_c, 700.0)), x_pos_max))
-        return Amplification(chern + charge, chern, theta, 0, 0.0, 0.0, charge)
+        return Amplification(chern * fac + charge, chern, theta, 0, 0.0, 0.0, charge, fac)
     pos_x = x > 0
 
     def combine(up: NDArray, lo: NDArray) -> float:
@@ -553,16 +606,17 @@ def amplification_bound(law: LatticeLaw, gammas, counts) -> Amplification:
     plain = combine(t.plain_up, t.plain_lo)
     tail_charge = float(np.dot(p[pos_x], x[pos_x])) * min(t.top_mass, 1.0)
     roundoff = max(value - plain - tail_charge, 0.0)
-    value = float(min(max(value + charge, 0.0), t.chern + charge))
+    value = float(min(max(value, 0.0), t.chern) * fac + charge)
     return Amplification(value, t.chern, t.theta, t.n_fft, tail_charge,
-                         float(roundoff), charge)
+                         float(roundoff), charge, fac)
 
 
 def amplification_lower(law: LatticeLaw, gammas, counts) -> float:
     """A *lower* bound on ``A = E[X 1{X + R > 0}]`` for a law that the lattice law stands
-    *below* (its values at most the true ones, coupled; up to ``tv_error`` and
-    ``w1_error``): the terms with x > 0 use the lower bound on ``Pr[R > -x]``, those with
-    x < 0 the upper one, and the lattice law's charge (:func:`law_charge`) is subtracted.
+    *below* (its values at most the true ones, coupled; up to ``tv_error``, ``w1_error``
+    and ``rel_error``): the terms with x > 0 use the lower bound on ``Pr[R > -x]``, those
+    with x < 0 the upper one; the result is scaled by the lower factor of
+    :func:`law_factor` and the lattice law's charge (:func:`law_charge`) is subtracted.
     0 when the window needs more than ``MAX_FFT`` points (no certificate).
 
     >>> law = LatticeLaw(offset=-3, pmf=np.array([0.25, 0.0, 0.0, 0.5, 0.0, 0.25]), step=1.0)
@@ -576,10 +630,11 @@ def amplification_lower(law: LatticeLaw, gammas, counts) -> float:
     if max(float(x[-1]), 0.0) <= 0.0:
         return 0.0
     charge = law_charge(law, gammas, counts)
+    fac = law_factor(law, gammas, counts, lower=True)
     if gammas.size == 0:  # no blanket: A = E[X_+]
-        return max(float(np.dot(p[x > 0], x[x > 0])) - charge, 0.0)
+        return max(float(np.dot(p[x > 0], x[x > 0])) * fac - charge, 0.0)
     t = _tails(law, gammas, counts)
     if t is None:
         return 0.0
     value = float(np.dot(p * x, np.where(x > 0, t.lower, t.upper)))
-    return max(value - charge, 0.0)
+    return max(value * fac - charge, 0.0)

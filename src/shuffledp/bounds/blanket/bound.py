@@ -112,6 +112,10 @@ _BINS = 8_192
 #: Within this relative distance of the eps where a group's two-region choices were all
 #: evaluated, only the winner is (blanket_eps; time only).
 MEMO_RTOL = 0.1
+#: A deep truncation of the two-region blanket (``TwoRegionCase.deep``) is evaluated only when
+#: a nearer truncation's value came within this factor of its own charge, or its charge alone
+#: exceeded the best value so far (the truncation's floor binds: time only).
+DEEP_RATIO = 10.0
 #: The first upward step (relative) of a group's solve from another group's crossing, and
 #: the most such steps (x4 each, up to 2.28 times the crossing); beyond them the solve probes
 #: down from the group's largest budget (a crossing far below, e.g. near eps = 0, would take
@@ -409,12 +413,23 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         for case in two:
             by_two.setdefault(case.choice, []).append(case)
         order, full = _two_region_order(list(by_two), memo, gi, eps)
-        won = None
+        # the deep truncations last, and only where a nearer one came within DEEP_RATIO of
+        # its charge (the truncation's floor binds; time only); a memo's lone choice is run
+        if len(order) > 1:
+            order = sorted(order, key=lambda ch: by_two[ch][0].deep)
+        won, binds = None, len(order) == 1
         for ch in order:  # (one choice per centre)
             cases_t = by_two[ch]
-            if best <= need or cases_t[0].charge >= min(best, 1.0):
+            if best <= need:
+                continue
+            if cases_t[0].charge >= min(best, 1.0):
+                binds = binds or not cases_t[0].deep  # (its truncation alone is too costly)
+                continue
+            if cases_t[0].deep and not binds:
                 continue
             v = _two_region_choice(cases_t, classes, a, b, min(best, 1.0), need)
+            if v <= DEEP_RATIO * cases_t[0].charge:
+                binds = True
             if v < best:
                 best, won = v, ch
         if memo is not None and full and won is not None:

@@ -11,10 +11,14 @@ convex order, so the lattice law dominates Law(X) in that order, which is all th
 bound needs (docs/theory.md 15.2).  A cell within one lattice interval costs only the
 variance of the two-point split, at most ``D^2 / 4`` of its mass.
 
-Floating point: the masses carry a relative error ``rel_error`` (the family's) and the
-rounding of the split and of its sums (``(k + 3) u`` of the mass of a lattice point where k
-cells' terms land), charged as an L1 distance (``LatticeLaw.tv_error``, docs/theory.md 15.3
-(N7)); the split points a relative ``8 u`` of the values, charged as a Wasserstein-1 distance.
+Floating point (docs/theory.md 15.3 (N7)): the masses carry a relative error ``rel_error``
+(the family's; masses below ``TINY`` are raised to it, an upper bound of their true values),
+an absolute remainder ``abs_error``, and the rounding of the split, of its sums (``(k + 3) u``
+of the mass of a lattice point where k cells' terms land) and of the normalization: so the law
+p' the pmf stands for lies below ``(1 + rho) pmf + e`` entrywise (``LatticeLaw.rel_error``,
+``tv_error``), which is all an upper bound needs.  The split points' rounding (a relative
+``8 u`` of the values) and the families' mean errors are moves, charged as a Wasserstein-1
+distance.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import math
 import numpy as np
 
 from shuffledp.bounds.blanket.amplification import LatticeLaw
-from shuffledp.families.blanket import Cells
+from shuffledp.families.blanket import TINY, Cells
 
 __all__ = ["lattice_law"]
 
@@ -35,11 +39,13 @@ _MAX_INDEX = 2.0**52
 
 def lattice_law(cells: Cells, step: float) -> LatticeLaw:
     """The lattice law on ``step * k`` dominating the cells' law in the increasing convex
-    order (module docstring)."""
+    order (module docstring), with its errors for upper bounds only: the true law p' lies
+    below ``(1 + rel_error) pmf + e`` entrywise, e of mass at most ``tv_error``."""
     if not (math.isfinite(step) and step > 0):
         raise ValueError(f"step must be finite and > 0, got {step!r}")
-    keep = cells.mass > 0
-    m, lo, hi, mu = cells.mass[keep], cells.lo[keep], cells.hi[keep], cells.mean[keep]
+    # a computed mass below TINY stands for a true mass of at most TINY: raised to it
+    m = np.maximum(cells.mass, TINY)
+    lo, hi, mu = cells.lo, cells.hi, cells.mean
     with np.errstate(over="ignore"):  # an overflow is an infinite index: refused below
         a = np.floor(lo / step)
         b = np.ceil(hi / step)
@@ -57,12 +63,21 @@ def lattice_law(cells: Cells, step: float) -> LatticeLaw:
     np.add.at(pmf, ka - k0, m * (1.0 - frac))
     np.add.at(pmf, kb - k0, m * frac)
     total = math.fsum(m)  # (correctly rounded)
-    # masses: relative errors (the family's; 1 - frac, the products and the quotient, 4 u;
-    # the sequential sums of np.add.at, (k - 1) u for k terms on one point); split points: a
-    # relative 8 u of the values, as moves of at most (b - a) step
+    # masses: relative errors, the family's (rel) and, per lattice point, 1 - frac, the
+    # product, the quotient (3 u) and the sequential sums of np.add.at ((k - 1) u for k terms
+    # on one point); the normalization: the true masses sum to 1, the computed ones to within
+    # rel + abs_error + (raised masses) of it, and fsum rounds once
     k = np.bincount(ka - k0, minlength=size) + np.bincount(kb - k0, minlength=size)
-    sums = _U * float(np.dot(k + 3.0, pmf))  # (k - 1) u per point, and 4 u
-    tv = (cells.rel_error * total + sums + abs(total - 1.0)) * (1.0 + 1e-12)
-    w1 = float(np.dot(m, 8.0 * _U * np.maximum(np.abs(lo), np.abs(hi)) + _U * width * step))
+    k_max = float(k.max())
+    raised = TINY * float(np.count_nonzero(cells.mass < TINY))
+    norm = cells.rel_error + cells.abs_error + raised + _U
+    rho = ((1.0 + cells.rel_error) * (1.0 + 2.0 * _U) ** (k_max + 2.0) / (1.0 - norm)
+           - 1.0) * (1.0 + 1e-9)
+    tv = cells.abs_error * (1.0 + rho) / (1.0 - norm) * (1.0 + 1e-9)
+    # split points: a relative 8 u of the values, and 4 u of the fractions, moves of at most
+    # (b - a) step; the family's mean errors
+    w1 = float(np.dot(m, 8.0 * _U * np.maximum(np.abs(lo), np.abs(hi))
+                      + 4.0 * _U * width * step)) + cells.mean_error
     return LatticeLaw(offset=k0, pmf=pmf / total if total > 0 else pmf, step=float(step),
-                      tv_error=float(tv), w1_error=w1)
+                      tv_error=float(tv), w1_error=float(w1) * (1.0 + 1e-9),
+                      rel_error=float(rho))

@@ -82,7 +82,7 @@ def _floored(cells: Cells, n_others: float) -> Cells | None:
         chord = np.where(hi > lo, ((hi - mu) * floor + (mu - lo) * hi) / (hi - lo), hi)
     mean = np.where(hi <= floor, floor, np.where(lo >= floor, mu, np.maximum(chord, mu)))
     return Cells(cells.mass, np.maximum(lo, floor), np.maximum(hi, floor), mean,
-                 cells.rel_error)
+                 cells.rel_error, cells.abs_error, cells.mean_error)
 
 
 def _coarsened(bins: UserBins, width: int) -> UserBins:

@@ -246,9 +246,29 @@ def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
 
 def _charge(law: LatticeLaw, out_mass: float, top: float, n_tot: int) -> float:
     """The skipped binomial terms (each at most beta(c2) x_+ + beta(c2 - 1) tail_+, ``top`` =
-    x_+ + tail_+) and the lattice law's own error (15.3 (N7): total variation per summand,
-    Wasserstein moves)."""
-    return 2.0 * out_mass * (1.0 + 1e-9) * top + law.tv_error * n_tot * top + law.w1_error
+    x_+ + tail_+) and the lattice law's absolute error (15.3 (N7): total variation per
+    summand, its masses at most ``c = max((1 + rho) s, 1) + tau``, and Wasserstein moves)."""
+    tau = law.tv_error
+    if tau > 0.0:
+        c = max((1.0 + law.rel_error) * float(law.pmf.sum()) * (1.0 + 1e-12), 1.0) + tau
+        tau = tau * math.exp(min(700.0, (c - 1.0) * n_tot)) * (1.0 + 1e-12)
+    return 2.0 * out_mass * (1.0 + 1e-9) * top + tau * n_tot * top + law.w1_error
+
+
+def _factor(law: LatticeLaw, n_tot: int) -> float:
+    """The factor of the lattice law's relative error on ``D(h, l)`` (15.3 (N7)): each term
+    holds at most ``n_tot`` copies of the centre variable and is an integral of a non-negative
+    function, so with ``p' <= (1 + rho) p~ + e`` and s the mass of p~ it is at most
+    ``(max((1 + rho) s, 1) / min(s, 1))^n_tot`` times the term computed from p~ (taken as a
+    measure, or normalized where a tail bound is), plus the charge of e (:func:`_charge`)."""
+    rho = law.rel_error
+    if rho == 0.0:
+        return 1.0
+    s = math.fsum(law.pmf)
+    up = max((1.0 + rho) * s * (1.0 + 4.0 * _U), 1.0)
+    down = min(s * (1.0 - 4.0 * _U), 1.0)
+    return math.exp(min(700.0, n_tot * (math.log(up) - math.log(down)) * (1.0 + 1e-12)
+                        + 4.0 * _U))
 
 
 def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l_: int,
@@ -290,8 +310,9 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     n_keep = int(np.count_nonzero(rest > FFT_REST * float(terms.sum())))
     chosen = np.sort(order[:n_keep])
     chosen = chosen[a_w[chosen] > 0.0]
+    fac = _factor(law, n_tot)
     if chosen.size == 0:
-        return float(terms.sum() * (1.0 + 1e-9) + charge)
+        return float(terms.sum() * (1.0 + 1e-9) * fac + charge)
     c1_max = int(c1s[chosen].max())
     hw_max = _halfwidth(c1_max * var, span, WINDOW_TAIL)
     k_lo, k_hi = law.offset, law.offset + p.size - 1  # S_1 / d lies in [c1 k_lo, c1 k_hi]
@@ -300,7 +321,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     big = h + l_ <= BIG_FFT_MAX_REPORTS
     max_fft, max_work = (MAX_FFT_2R_BIG, MAX_WORK_2R_BIG) if big else (MAX_FFT_2R, MAX_WORK_2R)
     if n_fft > max_fft or n_fft * chosen.size > max_work:
-        return float(terms.sum() * (1.0 + 1e-9) + charge)  # too costly: Chernoff's bound
+        return float(terms.sum() * (1.0 + 1e-9) * fac + charge)  # too costly: Chernoff's
     a0 = np.zeros(n_fft)
     a0[(law.offset + np.arange(p.size)) % n_fft] = p
     phi = sfft.rfft(a0)
@@ -379,7 +400,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         vals = np.where(above, np.maximum(c1[:, None] * x_max - t, 0.0) * eta_hi[:, None],
                         np.where(below, pi[:, :1] + (lo_idx[:, None] * d - t), mid_v))
         terms[r] = np.minimum(terms[r], a * np.sum(pk * vals, axis=1))
-    return float(terms.sum() * (1.0 + 1e-9) + charge)
+    return float(terms.sum() * (1.0 + 1e-9) * fac + charge)
 
 
 #: theta * a * max|l_1| over the grid of :func:`d_chernoff` (log-spaced, ratio 1.025).
@@ -402,7 +423,7 @@ def d_chernoff(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int
     """A cheaper, looser upper bound on ``D(h, l)`` than :func:`d_upper`: the sum of
     :func:`_chernoff_terms`, with the charges of :func:`d_upper`."""
     terms, charge = _chernoff_terms(law, tail_hi, tail_lo, q, h, l_, table)[1:3]
-    return float(terms.sum() * (1.0 + 1e-9) + charge)
+    return float(terms.sum() * (1.0 + 1e-9) * _factor(law, int(h) + int(l_) + 1) + charge)
 
 
 def _chernoff_terms(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int,
@@ -515,7 +536,8 @@ def two_region_value(case, low_g: NDArray, low_c: NDArray, high_g: NDArray, high
     table = mgf_table(law)
     args = (law, case.tail_hi, case.tail_lo, case.q)
     batch = _chernoff_batch(*args, [(h, lv) for h, lv, _ in levels], table)
-    vals = [min(float(t.sum() * (1.0 + 1e-9) + c), 1.0) for _, t, c, _ in batch]
+    vals = [min(float(t.sum() * (1.0 + 1e-9) * _factor(law, h + lv + 1) + c), 1.0)
+            for (_, t, c, _), (h, lv, _) in zip(batch, levels, strict=True)]
     es = [e for _, _, e in levels] + [0.0]
     weights = [es[k] - es[k + 1] for k in range(len(levels))]
     base = 1.0 - es[0] + case.charge  # the stratum below the first level: D <= 1
