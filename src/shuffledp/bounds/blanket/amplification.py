@@ -539,7 +539,11 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     # factor_k), the exponent's own rounding, and the inverse transform
     abs_phi = np.abs(phi_r[kept])
     log2n = math.log2(n_fft)
-    err_q = 5.0 * _U * log2n * math.sqrt(n_fft) * float(np.linalg.norm(q))
+    # (per frequency: the l2 error of the whole transform, or the componentwise form, each
+    # entry a unit-modulus combination of the inputs through log2 N stages, 5 u log2 N
+    # ||q||_1: the smaller, docs/theory.md 15.3 (N6))
+    err_q = 5.0 * _U * log2n * min(math.sqrt(n_fft) * float(np.linalg.norm(q)),
+                                   float(np.abs(q).sum()))
     with np.errstate(invalid="ignore"):
         err_phi = np.where(abs_phi > 0, abs_phi * (sens * err_q + 4.0 * _U * (mod + 1.0)), 0.0)
     err_entry = FFT_SAFETY * (2.0 * float(err_phi.sum()) / n_fft

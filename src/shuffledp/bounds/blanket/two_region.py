@@ -329,7 +329,8 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         log_phi = np.log(phi)
         log_abs = np.log(np.abs(phi))
     log_abs_f = np.where(np.isfinite(log_abs), log_abs, -1e4)  # |phi| = 0: exp(k * -1e4) = 0
-    err_q = 5.0 * _U * math.log2(n_fft) * math.sqrt(n_fft) * float(np.linalg.norm(p))
+    err_q = 5.0 * _U * math.log2(n_fft) * min(math.sqrt(n_fft) * float(np.linalg.norm(p)),
+                                              float(p.sum()))  # (as amplification's, N6)
     rows = chosen
     log2n = math.log2(n_fft)
     for start in range(0, rows.size, CHUNK):
