@@ -385,6 +385,7 @@ def test_componentwise_fft_estimate_covers_the_measured_error(support, n_fft):
     assert float(err.max()) > 0.0  # (the measurement sees the rounding)
 
 
+@pytest.mark.slow
 def test_ten_million_identical_users_between_the_lower_bound_and_clones():
     # the componentwise FFT estimate: Laplace, 10^7 identical users at eps0 = 1, delta = 1e-6:
     # blanket 0.000963 -> 0.000842 (the l2 form's round-off charge was most of delta there;
