@@ -114,6 +114,39 @@ def test_best_theta_is_near_the_minimum_of_the_chernoff_exponent():
         assert value <= best.fun + 1e-5 * max(1.0, abs(best.fun)), (value, best.fun)
 
 
+def test_newton_theta_of_wide_laws_is_near_the_minimum_of_the_chernoff_exponent():
+    """Laws of more than GRID_MAX_POINTS points take the safeguarded Newton search: its exponent
+    is what it says (recomputed at its theta) and within 1e-9 (relative to the exponent's size)
+    of scipy's bounded minimization, on bell-shaped and rough laws, pools of 1 to 10^6 users."""
+    from scipy import optimize
+
+    from shuffledp.bounds.blanket.amplification import GRID_MAX_POINTS
+
+    rng = np.random.default_rng([20261207, 3])
+    for i in range(24):
+        size = int(rng.integers(GRID_MAX_POINTS + 1, 5000))
+        off = int(rng.integers(-size, -size // 20))
+        x = np.arange(off, off + size, dtype=float)
+        centre = off * rng.uniform(0.3, 1.2)
+        p = np.exp(-0.5 * ((x - centre) / (size * rng.uniform(0.03, 0.3))) ** 2)
+        if i % 2:
+            p = p * rng.uniform(0.2, 1.8, size)
+        law = LatticeLaw(offset=off, pmf=p / p.sum(), step=float(rng.uniform(1e-3, 0.1)))
+        k = int(rng.integers(1, 30))
+        g = rng.uniform(0.001, 0.6, k)
+        c = rng.integers(1, 10 ** int(rng.integers(1, 7)), k).astype(float)
+
+        def expo(t, law=law, g=g, c=c):
+            return _log_mgf_r(law, g, c, t) + _log_pos_moment(law, t)
+
+        theta, value = _best_theta(law, g, c)
+        assert value == expo(theta)
+        top = min(1.0 / law.step, 700.0 / float(np.max(np.abs(law.values))))
+        best = optimize.minimize_scalar(expo, bounds=(0.0, top), method="bounded",
+                                        options={"xatol": 1e-12 * top})
+        assert value <= min(best.fun, expo(0.0)) + 1e-9 * max(1.0, abs(best.fun))
+
+
 @pytest.mark.parametrize("case", range(40))
 def test_amplification_bound_is_above_and_near_the_exact_sum(case):
     rng = np.random.default_rng([SEED, case])

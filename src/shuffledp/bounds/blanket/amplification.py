@@ -192,34 +192,95 @@ def _log_pos_moment(law: LatticeLaw, theta: float) -> float:
 
 
 
-def _golden_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
+def _newton_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
                   hi: float) -> tuple[float, float]:
-    """:func:`_best_theta` for laws of many points: golden-section search on ``[0, hi]`` of
-    the same convex exponent, one theta per evaluation (to ``1e-4 hi``)."""
-    def f(t: float) -> float:
-        return _log_mgf_r(law, gammas, counts, t) + _log_pos_moment(law, t)
+    """:func:`_best_theta` for laws of many points: safeguarded Newton's method on ``[0, hi]``
+    for the root of the convex exponent's derivative, one theta per step.  With ``w`` the
+    tilted ``Pr[B = 1]`` of each class (``gamma M / (1 - gamma + gamma M)``), ``m1, m2`` the
+    first two moments of X tilted by ``e^{theta x}`` and ``p1, v`` the mean and variance of X
+    under the weights ``x_+ e^{theta x}``, the exponent's derivatives are
+    ``f' = sum_k n_k w_k m1 + p1`` and ``f'' = sum_k n_k w_k (m2 - w_k m1^2) + v`` (>= 0).
+    A step outside the bracket of the derivative's sign change, or one that does not halve the
+    step before it, is a bisection (geometric in a wide bracket); the search stops as
+    ``NEWTON_FTOL`` says.  The exponent is then
+    recomputed at the point found by :func:`_log_mgf_r` and :func:`_log_pos_moment` and
+    compared with theta = 0 (any theta gives a bound: the search only aims)."""
+    x = law.values
+    lp = law.log_pmf
+    log_w, x_pos = law.positive_part
 
-    f_lo = f(0.0)
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    a, b = 0.0, hi
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(100):
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = f(c)
+    def deriv(t: float) -> tuple[float, float]:
+        z = lp + t * x
+        zm = float(z.max())
+        e = np.exp(z - zm)
+        s0 = float(e.sum())
+        m1 = float(np.dot(e, x)) / s0
+        m2 = float(np.dot(e, x * x)) / s0
+        lm = zm + math.log(s0)  # log M_X(t)
+        if lm > 700.0:  # (gamma M / (1 - gamma + gamma M) in the form that does not overflow)
+            w = 1.0 / (1.0 + (1.0 - gammas) * math.exp(-lm) / gammas)
         else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = f(d)
-        if b - a <= 1e-4 * hi:
-            break
-    best = min((f_lo, 0.0), (fc, c), (fd, d))
+            mx = math.exp(lm)
+            w = gammas * mx / (1.0 - gammas + gammas * mx)
+        zp = log_w + t * x_pos
+        ep = np.exp(zp - float(zp.max()))
+        sp = float(ep.sum())
+        p1 = float(np.dot(ep, x_pos)) / sp
+        v = max(float(np.dot(ep, x_pos * x_pos)) / sp - p1 * p1, 0.0)
+        d1 = float(np.dot(counts, w)) * m1 + p1
+        d2 = float(np.dot(counts, w * (m2 - w * m1 * m1))) + v
+        return d1, max(d2, 0.0)
+
+    a, b = 0.0, hi
+    d1, d2 = deriv(0.0)
+    t = 0.0
+    if d1 < 0.0:
+        d1b, _ = deriv(hi)
+        if d1b <= 0.0:
+            t = hi
+        else:
+            # the first step from 0 (for a convex f', at or beyond the root: the steps then
+            # approach it from above)
+            t = -d1 / d2 if d2 > 0.0 and -d1 / d2 < hi else 0.5 * hi
+            moved = hi
+            for _ in range(NEWTON_STEPS):
+                d1, d2 = deriv(t)
+                if d1 > 0.0:
+                    b = t
+                else:
+                    a = t
+                if d2 > 0.0 and d1 * d1 <= 2.0 * NEWTON_FTOL * d2:
+                    break  # the quadratic model's decrease left is below NEWTON_FTOL
+                step = d1 / d2 if d2 > 0.0 else math.inf
+                nxt = t - step
+                # bisection when the step leaves the bracket or halves less than the one
+                # before it (Newton's method crawls there; Numerical Recipes' rtsafe), at the
+                # geometric mean of a wide bracket's ends (the root often lies decades below
+                # hi)
+                if not (a < nxt < b) or abs(step) > 0.5 * moved:
+                    nxt = math.sqrt(a * b) if a > 0.0 and b > 4.0 * a else 0.5 * (a + b)
+                moved = abs(nxt - t)
+                t = nxt
+                if b - a <= NEWTON_XTOL * hi:
+                    break
+
+    def f(th: float) -> float:
+        return _log_mgf_r(law, gammas, counts, th) + _log_pos_moment(law, th)
+
+    best = min((f(0.0), 0.0), (f(t), t))
     return best[1], best[0]
 
 
-#: Laws of more points than this take :func:`_golden_theta` (the grid's matrices would cost
+#: Newton's search of :func:`_newton_theta`: at most this many steps; it stops when the
+#: quadratic model's decrease left, ``f'^2 / (2 f'')``, is at most NEWTON_FTOL (a relative
+#: 1e-10 of the bound) or the bracket is below NEWTON_XTOL of the search interval (time
+#: only: any theta gives a bound).
+NEWTON_STEPS = 60
+NEWTON_FTOL = 1e-10
+NEWTON_XTOL = 1e-9
+
+
+#: Laws of more points than this take :func:`_newton_theta` (the grid's matrices would cost
 #: more than one evaluation per theta).
 GRID_MAX_POINTS = 256
 #: The first pass of :func:`_best_theta`: these fractions of its largest theta.
@@ -232,14 +293,14 @@ def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[floa
     times of a linear grid between the best point's neighbours (a convex function; any theta
     gives a bound, the minimum is only a target).  Per theta, as :func:`_log_mgf_r` and
     :func:`_log_pos_moment` (all thetas at once; ``theta max|x| <= 700``); laws of more than
-    ``GRID_MAX_POINTS`` points by :func:`_golden_theta`."""
+    ``GRID_MAX_POINTS`` points by :func:`_newton_theta`."""
     x = law.values
     x_abs = float(np.max(np.abs(x)))
     hi = min(1.0 / max(law.step, 1e-300), 700.0 / max(x_abs, 1e-300))
     gammas = np.asarray(gammas, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     if x.size > GRID_MAX_POINTS:
-        return _golden_theta(law, gammas, counts, hi)
+        return _newton_theta(law, gammas, counts, hi)
     log_p = law.log_pmf
     pos = (x > 0) & (law.pmf > 0)
     log_x = np.log(x[pos])
@@ -383,17 +444,44 @@ CHERNOFF_S = np.geomspace(1e-6, 1e4, 121)
 
 def _chernoff_exponents(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta: float,
                         mean: float, sd: float, sign: int) -> tuple[NDArray, NDArray]:
-    """``(s, c)`` on the grid ``CHERNOFF_S / sd``: ``c = log E_theta[e^{sign s (R - mean)}]``
-    (the tilted law of R: its moment generating function is ``M_R(theta + u) /
-    M_R(theta)``), so that ``Pr_theta[sign (R - mean) >= t] <= exp(c - s t)`` for each s."""
-    s = CHERNOFF_S / max(sd, 1e-300)
+    """``(s, c)`` on part of the grid ``CHERNOFF_S / sd``: ``c = log E_theta[e^{sign s (R -
+    mean)}]`` (the tilted law of R: its moment generating function is ``M_R(theta + u) /
+    M_R(theta)``), so that ``Pr_theta[sign (R - mean) >= t] <= exp(c - s t)`` for each s.
+    Every ``CHERNOFF_COARSE``-th point of the grid, then every point between the two
+    neighbours of the one with the smallest reach (:func:`_chernoff_reach` at
+    ``WINDOW_TAIL``): any s gives a bound, the grid only aims (time only)."""
+    s_all = CHERNOFF_S / max(sd, 1e-300)
     base = _log_mgf_r(law, gammas, counts, theta)
-    if law.pmf.size <= MANY_MAX_POINTS:
-        c = _log_mgf_r_many(law, gammas, counts, theta + sign * s) - base - sign * s * mean
-    else:
-        c = np.array([_log_mgf_r(law, gammas, counts, theta + sign * u) - base - sign * u * mean
-                      for u in s])
-    return s, c
+
+    def at(idx: NDArray) -> NDArray:
+        u = s_all[idx]
+        if law.pmf.size <= MANY_MAX_POINTS:
+            return _log_mgf_r_many(law, gammas, counts, theta + sign * u) - base - sign * u * mean
+        return np.array([_log_mgf_r(law, gammas, counts, theta + sign * v) - base
+                         - sign * v * mean for v in u])
+
+    coarse = np.arange(0, s_all.size, CHERNOFF_COARSE)
+    c0 = at(coarse)
+    with np.errstate(invalid="ignore"):
+        reach = (c0 - math.log(WINDOW_TAIL)) / s_all[coarse]
+    ok = np.flatnonzero(np.isfinite(reach))
+    if ok.size == 0:
+        return s_all[coarse], c0
+    k = int(ok[np.argmin(reach[ok])])
+    lo, hi = coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)]
+    fine = np.array([i for i in range(int(lo), int(hi) + 1) if i % CHERNOFF_COARSE],
+                    dtype=np.int64)
+    if fine.size == 0:
+        return s_all[coarse], c0
+    idx = np.concatenate([coarse, fine])
+    c = np.concatenate([c0, at(fine)])
+    order = np.argsort(idx)
+    return s_all[idx[order]], c[order]
+
+
+#: :func:`_chernoff_exponents` evaluates every CHERNOFF_COARSE-th point of ``CHERNOFF_S``,
+#: then the points around the best of them (time only).
+CHERNOFF_COARSE = 4
 
 
 #: Laws of at most this many points take :func:`_log_mgf_r_many` in

@@ -280,6 +280,13 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
 
         return float(min(1.0, ldp_delta(g.eps_hi, g.delta_hi, eps)))
     cases = family.blanket_cases(eps, g, classes)
+    # within MEMO_RTOL of the eps where the group's choices were all evaluated, only the one
+    # that won there is (any subset of the choices gives a valid bound: time only)
+    hit = memo.get(("choice", gi)) if memo is not None else None
+    lone = (hit is not None and abs(eps - hit[0]) <= MEMO_RTOL * hit[0]
+            and any(c.choice == hit[1] for c in cases))
+    if lone:
+        cases = [c for c in cases if c.choice == hit[1]]
     # (the two-region choices are used from TWO_REGION_MIN_USERS users on: not built below)
     two = (family.blanket_two_region_cases(eps, g, classes)
            if float(classes.counts.sum()) >= TWO_REGION_MIN_USERS else [])
@@ -395,7 +402,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         if laws and len(by_choice) > 1:
             est = max(est, case_value(max(laws, key=lambda t: t[3]), -math.inf, True))
         ranked.append((est, choice, laws))
-    best = math.inf
+    best, best_choice = math.inf, None
     for est, choice, laws in sorted(ranked, key=lambda z: z[0]):
         if est >= best or best <= need:
             break
@@ -407,7 +414,10 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
                 value = v
             if value >= best:
                 break
-        best = min(best, value)
+        if value < best:
+            best, best_choice = value, choice
+    if memo is not None and not lone and best_choice is not None and len(by_choice) > 1:
+        memo[("choice", gi)] = (eps, best_choice)
     if two:
         by_two: dict[int, list] = {}
         for case in two:
