@@ -8,7 +8,7 @@ profile's guarantee is the largest.  :func:`tier_eps` returns each group's value
 user who chose a small budget is told its own, smaller, central eps.  Each tier's eps is the
 smallest over the bounds that cover the randomizer of the eps of the group that holds it (a
 minimum of valid bounds is valid); the eps of a group is found by the certified inversion of
-the blanket bound (:func:`shuffledp.bounds.blanket.bound._solve_group`: the returned eps is
+the blanket bound (:func:`shuffledp.bounds.blanket.solve._solve_group`: the returned eps is
 one where the group's delta was evaluated at most the target), and is at most the group's
 largest budget when its local delta is at most the target (the victims are then
 (eps_hi, delta)-LDP, Theorem 6 (iv)).
@@ -66,7 +66,7 @@ class TierEps(NamedTuple):
 def _group_eps(delta_of, eps_hi: float, delta_hi: float, delta: float) -> float:
     """The certified eps of one group (module docstring), or inf."""
     from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL
-    from shuffledp.bounds.blanket.bound import _solve_group
+    from shuffledp.bounds.blanket.solve import _solve_group
 
     if delta_hi > delta:
         return math.inf

@@ -867,3 +867,45 @@ def test_oue_window_lower_never_above_the_truth(mechanism, budgets):
     for e, t, v in zip(grid, truth, vals, strict=True):
         assert v <= t + TOL, (mechanism, budgets, e, v, t)
     assert vals[0] > 0.75 * truth[0], (vals[0], truth[0])
+
+
+@pytest.fixture
+def _fresh_caches():
+    from shuffledp import clear_caches
+
+    clear_caches()
+    yield
+    clear_caches()
+
+
+@pytest.mark.parametrize("budgets", PERSONALIZED + [[4.0, 0.5], [0.9, 1.0, 1.1]], ids=str)
+@pytest.mark.parametrize("mechanism", ["oue:3", "oue:4"])
+def test_oue_window_choices_alone_dominate_the_truth(mechanism, budgets, monkeypatch,
+                                                     _fresh_caches):
+    """OUE's choices across budgets (docs/theory.md 15.4 "OUE across budgets") with windows
+    that cut real mass (tails 0.2 and 0.03, charged) and every victim in one group of the
+    whole budget range (atoms bounded over the range), the per-tier choice removed: bound >=
+    the exact shuffled divergence, every victim, pair and dataset."""
+    from shuffledp.bounds.blanket import bound as bmod
+    from shuffledp.families import oue as oue_mod
+
+    monkeypatch.setattr(oue_mod, "WINDOW_TAILS", (0.2, 0.03, 0.0))
+    monkeypatch.setattr(oue_mod.OUE, "blanket_cases",
+                        lambda self, eps, group, users: self._window_cases(
+                            eps, group, users, int(self.k)))
+    monkeypatch.setattr(oue_mod.OUE, "blanket_group_levels", lambda self, eps: None)
+    monkeypatch.setattr(bmod, "MAX_TIER_GROUPS", 1)
+    monkeypatch.setattr(bmod, "group_edges",
+                        lambda counts, groups: np.array([0, counts.size], dtype=np.int64))
+    grid = eps_grid_for(budgets)
+    truth, where = profile_truth(mechanism, budgets, grid)
+    profile = BudgetProfile.from_arrays(budgets)
+    groups, _ = bmod.blanket_plan(profile, oue_mod.OUE(int(mechanism.split(":")[1])))
+    assert len(groups) == 1 and groups[0].eps_lo < groups[0].eps_hi
+    values = []
+    for e, t, w in zip(grid, truth, where, strict=True):
+        b = blanket_delta(profile=profile, eps=float(e), mechanism=mechanism)
+        assert b >= t - TOL, (mechanism, budgets, e, b, t, w)
+        values.append(b)
+    # informative somewhere on the grid (a range as wide as 0.5-4 is vacuous at eps = 0)
+    assert min(values) < 1.0

@@ -378,6 +378,13 @@ class Family:
         regions"), for the families that have one; none by default."""
         return []
 
+    def blanket_group_levels(self, eps: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """``blanket``'s victim groups are also cut where the integer part of these levels
+        (one per budget tier, in the tiers' order) moves, in place of the ratio cuts of
+        ``blanket_ratio_groups``; None (the default) for no such scale.  Any partition of the
+        victims is valid: only the values and the time depend on it."""
+        return None
+
     # ------------------------------------------------------------------ window_lower
     def window_configs(self, eps_v: float, delta_v: float) -> list[Any]:
         """The grid of ``window_lower`` (victim inputs, others' input, windows, weights) for

@@ -19,13 +19,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from shuffledp._lazy import lazy_module
-from shuffledp.errors import ParameterRegimeError
 from shuffledp.families.base import Family, UserClasses, VariationRatio, VictimRange
 from shuffledp.families.blanket import BlanketCase, atoms, difference_error
+from shuffledp.families.oue_blanket import WINDOW_TAILS, oue_window_case
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import WEIGHTS, U, Window, WindowConfig, grid
 
 special = lazy_module("scipy.special")
+
+#: Width of OUE's victim groups on the scale of :meth:`OUE.blanket_group_levels`.
+GROUP_DZ = 0.03
 
 __all__ = ["OUE", "oue_box"]
 
@@ -91,7 +94,16 @@ class OUE(Family):
     needs_k: ClassVar[bool] = True
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
-    blanket_groups: ClassVar[str] = "tiers"
+    blanket_groups: ClassVar[str] = "tiers_then_ranges"
+
+    def blanket_group_levels(self, eps: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``2 sqrt(d) arcsin(sqrt(q)) / GROUP_DZ``: the reports' number of ones has about unit
+        standard deviation on the scale ``2 sqrt(d) arcsin(sqrt(q))`` (the binomial's
+        variance-stabilizing map), and a group spanning ``dz`` on it costs its atoms about a
+        factor ``e^{dz c / 2}`` at c standard deviations (docs/theory.md 15.4 "OUE across
+        budgets")."""
+        q = special.expit(-np.asarray(eps, dtype=np.float64))
+        return 2.0 * math.sqrt(float(self.k)) * np.arcsin(np.sqrt(q)) / GROUP_DZ  # type: ignore[arg-type]
 
     def blanket_cases(self, eps: float, group: VictimRange,
                       users: UserClasses) -> list[BlanketCase]:
@@ -103,10 +115,33 @@ class OUE(Family):
         some bit is 0, and gamma elsewhere, so l takes four values whose omega-masses depend
         on (y_0, y_1) and on whether another bit is 0; every pair of categories alike by
         symmetry.  Users with the victim's budget have mass gamma; users with another budget
-        are given 0 (valid, not tight)."""
-        if group.eps_lo != group.eps_hi:
-            raise ParameterRegimeError("the blanket of oue is computed per budget tier")
+        are given 0 in this choice (a single-budget group's choice 0).  The other choices
+        give every user a mass (:meth:`_window_cases`), and cover groups of a range of
+        budgets."""
         d = int(self.k)  # type: ignore[arg-type]
+        cases = self._window_cases(eps, group, users, d)
+        if group.eps_lo != group.eps_hi:
+            return cases
+        return [self._cube_case(eps, group, users, d)] + cases
+
+    def _window_cases(self, eps: float, group: VictimRange, users: UserClasses,
+                      d: int) -> list[BlanketCase]:
+        """The choices across budgets (:mod:`~shuffledp.families.oue_blanket`, docs/theory.md
+        15.4 "OUE across budgets"): the reference budget at the middle of the group's q range,
+        one choice per window tail of ``WINDOW_TAILS``."""
+        q_mid = 0.5 * (float(special.expit(-group.eps_lo)) + float(special.expit(-group.eps_hi)))
+        r = math.log1p(-q_mid) - math.log(q_mid)
+        out = []
+        for i, tail in enumerate(WINDOW_TAILS):
+            cells, masses, charge = oue_window_case(
+                d, eps, group.eps_lo, group.eps_hi, r, tail, np.asarray(users.eps_a),
+                np.asarray(users.eps_b), np.asarray(users.delta))
+            out.append(BlanketCase(cells, masses, f"omega the infimum at {r:.6g}, window "
+                                   f"tail {tail:g}", choice=i + 1, charge=charge))
+        return out
+
+    def _cube_case(self, eps: float, group: VictimRange, users: UserClasses,
+                   d: int) -> BlanketCase:
         v = group.eps_hi
         e_v, e = math.exp(v), math.exp(eps)
         q = float(special.expit(-v))
@@ -120,9 +155,9 @@ class OUE(Family):
                 both / gamma]
         same = (np.asarray(users.eps_a) == v) & (np.asarray(users.eps_b) == v)
         masses = np.where(same, gamma * (1.0 - np.asarray(users.delta)), 0.0)
-        return [BlanketCase(atoms(vals, mass, 64.0 * d * 1.2e-16,
-                                  difference_error(64.0 * d * 1.2e-16, eps, gamma * e_v)), masses,
-                            "omega the normalized infimum of OUE at the victim's budget")]
+        return BlanketCase(atoms(vals, mass, 64.0 * d * 1.2e-16,
+                                 difference_error(64.0 * d * 1.2e-16, eps, gamma * e_v)), masses,
+                           "omega the normalized infimum of OUE at the victim's budget")
 
     def _clone_mass(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         return oue_box(a, a, b, b, int(self.k))  # type: ignore[arg-type]

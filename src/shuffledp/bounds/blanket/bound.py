@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp._lazy import lazy_module
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them from here)
@@ -49,6 +48,7 @@ from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them fro
     _floored,
     _merged,
 )
+from shuffledp.bounds.blanket.solve import _solve_group
 from shuffledp.bounds.blanket.two_region import centre_law, two_region_value
 from shuffledp.bounds.clones.aware import (
     VICTIM_GROUPS,
@@ -62,8 +62,6 @@ from shuffledp.budgets import BudgetProfile, profile_digest
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
-
-optimize = lazy_module("scipy.optimize")
 
 __all__ = ["blanket_delta", "blanket_eps", "blanket_plan", "blanket_group_delta", "SD_STEPS",
            "MAX_TIER_GROUPS"]
@@ -116,12 +114,6 @@ MEMO_RTOL = 0.1
 #: a nearer truncation's value came within this factor of its own charge, or its charge alone
 #: exceeded the best value so far (the truncation's floor binds: time only).
 DEEP_RATIO = 10.0
-#: The first upward step (relative) of a group's solve from another group's crossing, and
-#: the most such steps (x4 each, up to 2.28 times the crossing); beyond them the solve probes
-#: down from the group's largest budget (a crossing far below, e.g. near eps = 0, would take
-#: dozens of steps up; time only).
-UP_STEP = 0.02
-UP_PROBES = 4
 #: Relative tolerance of a group's solve (the result is at most about this much above the
 #: crossing; every group is certified where its computed bound is at most delta).
 GROUP_RTOL = 1e-6
@@ -165,7 +157,10 @@ def blanket_plan(profile: BudgetProfile, family: Family,
         edges = np.arange(size + 1, dtype=np.int64)
     else:
         edges = group_edges(counts, groups)
-        if family.blanket_ratio_groups:
+        levels = family.blanket_group_levels(eps)
+        if levels is not None:  # the family's own scale: a cut where its integer part moves
+            edges = np.union1d(edges, np.flatnonzero(np.diff(np.floor(levels))) + 1)
+        elif family.blanket_ratio_groups:
             edges = np.union1d(edges, _ratio_cuts(eps, counts, family.blanket_ratio_share))
         if size > HEAVY_MIN_TIERS:
             edges = np.union1d(edges, _heavy_cuts(eps, counts))
@@ -545,78 +540,6 @@ def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
         if worst >= 1.0:
             break
     return float(min(worst, 1.0))
-
-
-def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
-    """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
-    ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
-    narrowed by the points ``a (1 + UP_STEP 4^k)``, ``k < UP_PROBES``, when ``a > 0`` (another
-    group's crossing), then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
-    when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
-    else Brent's method on ``log fn`` locates the crossing r (``scipy.optimize.brentq``),
-    then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
-    else the first of r plus 1, 2, 4, 8 tolerances where ``fn <= target`` is returned; if
-    none is, bisection on the bracket ``[a, b]`` as in
-    :func:`shuffledp.numerics.invert_monotone`."""
-    log_t = math.log(target)
-    seen: dict[float, float] = {}
-
-    def g(x: float) -> float:
-        if x not in seen:  # (Brent's method starts at the ends, one of them already seen)
-            seen[x] = math.log(max(fn(x), 1e-300)) - log_t
-        return seen[x]
-
-    near = b - max(atol, rtol * abs(b))
-    if near <= a:
-        return b
-    certified = None  # the smallest probe with fn <= target
-    if a > 0.0:
-        # from another group's crossing: this one is usually a little above it
-        step = UP_STEP
-        for _ in range(UP_PROBES):
-            if a * (1.0 + step) >= near:
-                break
-            x = a * (1.0 + step)
-            if g(x) <= 0.0:
-                certified = x
-                break
-            a, step = x, 4.0 * step
-    if certified is None:
-        # the crossing is often far below b (a group's bound flattens at its charges above
-        # it, where Brent's method would only bisect): near / 8, near / 64, ...
-        x = near / 8.0
-        while x > a and x > atol:
-            if g(x) > 0.0:
-                a = x
-                break
-            certified, x = x, x / 8.0
-    if certified is None:
-        if g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump at the
-            return b       # group's largest budget, where delta_G falls)
-        certified = near
-    b = certified
-    try:
-        r = optimize.brentq(g, a, b, xtol=atol / 4.0, rtol=max(rtol / 4.0, 1e-14))
-    except ValueError:  # no sign change seen (a group bound that is not monotone)
-        r = a
-    # a point Brent's method already certified just above r is the answer
-    done = [x for x, v in seen.items() if r <= x <= r + max(atol, rtol * abs(r)) and v <= 0.0]
-    if done:
-        return min(done)
-    for k in (1.0, 2.0, 4.0, 8.0):
-        x = min(b, r + k * max(atol, rtol * abs(r)))
-        if g(x) <= 0.0:
-            return x
-        a = max(a, x)
-    while b - a > max(atol, rtol * abs(b)):
-        m = 0.5 * (a + b)
-        if m <= a or m >= b:
-            break
-        if g(m) <= 0.0:
-            b = m
-        else:
-            a = m
-    return b
 
 
 def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binary_rr",

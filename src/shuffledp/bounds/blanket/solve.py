@@ -1,0 +1,96 @@
+"""A victim group's eps(delta) for the ``blanket`` bound (docs/theory.md 15.1).
+
+:func:`_solve_group` finds an eps where a group's computed bound is at most the target, within
+a relative tolerance of the crossing, with few evaluations (each is a full evaluation of the
+group); :func:`shuffledp.bounds.blanket.bound.blanket_eps` and :mod:`shuffledp.per_tier` use it.
+Only the time depends on its probes: every point it returns was certified by an evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+
+from shuffledp._lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
+
+__all__: list[str] = []
+
+#: The first upward step (relative) of a group's solve from another group's crossing, and
+#: the most such steps (x4 each, up to 2.28 times the crossing); beyond them the solve probes
+#: down from the group's largest budget (a crossing far below, e.g. near eps = 0, would take
+#: dozens of steps up; time only).
+UP_STEP = 0.02
+UP_PROBES = 4
+
+
+def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
+    """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
+    ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
+    narrowed by the points ``a (1 + UP_STEP 4^k)``, ``k < UP_PROBES``, when ``a > 0`` (another
+    group's crossing), then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
+    when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
+    else Brent's method on ``log fn`` locates the crossing r (``scipy.optimize.brentq``),
+    then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
+    else the first of r plus 1, 2, 4, 8 tolerances where ``fn <= target`` is returned; if
+    none is, bisection on the bracket ``[a, b]`` as in
+    :func:`shuffledp.numerics.invert_monotone`."""
+    log_t = math.log(target)
+    seen: dict[float, float] = {}
+
+    def g(x: float) -> float:
+        if x not in seen:  # (Brent's method starts at the ends, one of them already seen)
+            seen[x] = math.log(max(fn(x), 1e-300)) - log_t
+        return seen[x]
+
+    near = b - max(atol, rtol * abs(b))
+    if near <= a:
+        return b
+    certified = None  # the smallest probe with fn <= target
+    if a > 0.0:
+        # from another group's crossing: this one is usually a little above it
+        step = UP_STEP
+        for _ in range(UP_PROBES):
+            if a * (1.0 + step) >= near:
+                break
+            x = a * (1.0 + step)
+            if g(x) <= 0.0:
+                certified = x
+                break
+            a, step = x, 4.0 * step
+    if certified is None:
+        # the crossing is often far below b (a group's bound flattens at its charges above
+        # it, where Brent's method would only bisect): near / 8, near / 64, ...
+        x = near / 8.0
+        while x > a and x > atol:
+            if g(x) > 0.0:
+                a = x
+                break
+            certified, x = x, x / 8.0
+    if certified is None:
+        if g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump at the
+            return b       # group's largest budget, where delta_G falls)
+        certified = near
+    b = certified
+    try:
+        r = optimize.brentq(g, a, b, xtol=atol / 4.0, rtol=max(rtol / 4.0, 1e-14))
+    except ValueError:  # no sign change seen (a group bound that is not monotone)
+        r = a
+    # a point Brent's method already certified just above r is the answer
+    done = [x for x, v in seen.items() if r <= x <= r + max(atol, rtol * abs(r)) and v <= 0.0]
+    if done:
+        return min(done)
+    for k in (1.0, 2.0, 4.0, 8.0):
+        x = min(b, r + k * max(atol, rtol * abs(r)))
+        if g(x) <= 0.0:
+            return x
+        a = max(a, x)
+    while b - a > max(atol, rtol * abs(b)):
+        m = 0.5 * (a + b)
+        if m <= a or m >= b:
+            break
+        if g(m) <= 0.0:
+            b = m
+        else:
+            a = m
+    return b
