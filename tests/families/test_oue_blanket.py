@@ -155,3 +155,68 @@ def test_atoms_and_masses_against_50_digit_arithmetic(seed):
                for k in range(d + 1)]
         cut = max(cut, sum(law[:k1]) + sum(law[k2 + 1:]))
     assert mpmath.mpf(charge) >= cut
+
+
+@pytest.mark.parametrize("d", [3, 4, 6])
+def test_weight_windows_masses_against_the_enumerated_cube(d):
+    """``window_lower``'s windows with a range of the number of ones (docs/theory.md 13.2,
+    "OUE's number of ones"): the masses of W_L = bits (1, 0), W_R = (0, 1) with ``lo <= |y| <=
+    hi`` and the rest, for a user at category 0, 1 or 2, equal the enumerated cube's within
+    their stated error bounds (plus 1e-15 for the enumeration's own sums), and sum to 1."""
+    from shuffledp.families import get_family
+    from shuffledp.families.windows import Window
+
+    fam = get_family(f"oue:{d}")
+    eps = np.array([0.05, 0.5, 1.3, 4.0, 9.0])
+    for lo, hi in [(1, 1), (1, d - 1), (2, d - 1), (1, 2), (d - 1, d - 1)]:
+        window = Window("test", float(lo), float(hi))
+        for x in (0, 1, 2):
+            a, o, b, ea, eo, eb = fam.cell_masses(x, eps, np.zeros_like(eps), window)
+            for i, e in enumerate(eps):
+                law = _report_law(float(e), d, x)
+                want_a = sum(p for y, p in law.items() if (y[0], y[1]) == (1, 0)
+                             and lo <= sum(y) <= hi)
+                want_b = sum(p for y, p in law.items() if (y[0], y[1]) == (0, 1)
+                             and lo <= sum(y) <= hi)
+                assert abs(a[i] - want_a) <= ea[i] + 1e-15, (lo, hi, x, e, a[i], want_a)
+                assert abs(b[i] - want_b) <= eb[i] + 1e-15, (lo, hi, x, e, b[i], want_b)
+                assert abs(o[i] - (1.0 - want_a - want_b)) <= eo[i] + 1e-15
+            assert np.allclose(a + o + b, 1.0, rtol=0, atol=1e-14)
+
+
+def test_weight_windows_only_where_budgets_differ():
+    from shuffledp.families import get_family
+
+    fam = get_family("oue:100")
+    assert fam.profile_windows(1.0, 0.0, np.array([1.0, 1.0])) == []
+    below = {c.window.label for c in fam.profile_windows(4.0, 0.0, np.array([0.5]))}
+    above = {c.window.label for c in fam.profile_windows(0.5, 0.0, np.array([4.0]))}
+    assert below and all("at most" in w for w in below)
+    assert above and all("at least" in w for w in above)
+    assert get_family("oue:2").profile_windows(4.0, 0.0, np.array([0.5])) == []
+
+
+@pytest.mark.parametrize("m", [1, 7, 98, 901, 2000])
+def test_binomial_range_within_its_bound_of_50_digit_sums(m, monkeypatch):
+    """Both paths of ``binomial_range`` (the recurrence up to ``_RECURRENCE_MAX`` trials, the
+    logs beyond; each forced at m = 98 and 901): every inside and outside sum within its
+    stated relative error (plus ``RANGE_TINY``) of the 50-digit sum, at budgets from 0 to 12,
+    for prefix, suffix, inner and empty ranges."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    eps = np.array([0.0, 0.3, 1.0, 2.5, 6.0, 12.0])
+    ranges = [(0, m // 3), (m // 2, m), (m // 4, (3 * m) // 4), (m + 5, m + 9)]
+    for cap in ({98: 97, 901: 2000}.get(m), None):
+        if cap is not None:
+            monkeypatch.setattr(oue_blanket, "_RECURRENCE_MAX", cap)
+        inside, outside, rel = oue_blanket.binomial_range(m, eps, ranges)
+        for i, e in enumerate(eps):
+            q = 1 / (mpmath.exp(mpmath.mpf(float(e))) + 1)
+            pmf = [mpmath.binomial(m, j) * q ** j * (1 - q) ** (m - j) for j in range(m + 1)]
+            for k, (lo, hi) in enumerate(ranges):
+                want_in = mpmath.fsum(pmf[j] for j in range(m + 1) if lo <= j <= hi)
+                want_out = mpmath.fsum(pmf[j] for j in range(m + 1) if not lo <= j <= hi)
+                for got, want in ((inside[k][i], want_in), (outside[k][i], want_out)):
+                    err = abs(mpmath.mpf(float(got)) - want)
+                    assert err <= rel[i] * want + oue_blanket.RANGE_TINY, (m, e, lo, hi)
+        monkeypatch.undo()

@@ -218,3 +218,52 @@ def _atoms(d: int, eps: float, v_lo: float, v_hi: float, ks: NDArray, r_budget: 
         vals.append(v)
         mass.append(np.exp(w))
     return (np.concatenate(vals), np.concatenate(mass), max(errs) if errs else 0.0)
+
+
+#: What the terms of :func:`binomial_range` that underflow can add (absolute, per sum).
+RANGE_TINY = 1e-290
+#: Users per block of :func:`binomial_range` (memory only).
+_RANGE_BLOCK = 1 << 14
+#: Up to this many trials the terms come from a recurrence (the first, (1 - q)^m >= 2^-m, stays
+#: a normal float), beyond from their logs.
+_RECURRENCE_MAX = 900
+
+
+def binomial_range(m: int, eps: NDArray, ranges: list[tuple[int, int]]
+                   ) -> tuple[list[NDArray], list[NDArray], NDArray]:
+    """``(inside, outside, rel)`` per budget of ``eps``: for each ``(lo, hi)`` of ``ranges``,
+    ``Pr[lo <= Bin(m, q) <= hi]`` and its complement, ``q = 1 / (e^eps + 1)``, each a sum of
+    pmf terms (never 1 minus a sum), and a bound on every sum's relative error; terms that
+    underflow add at most ``RANGE_TINY`` in all (absolute).  Up to ``_RECURRENCE_MAX``
+    trials the terms are ``(1 - q)^m`` times the ratios ``(m - j) / (j + 1) e^-eps`` (three
+    roundings each, besides the first term's 2 u (m |log(1 - q)| + 1)); beyond, each term's
+    log to 16 u of its parts' sizes (gammaln, the powers); u per term of the sums."""
+    eps = np.asarray(eps, dtype=np.float64)
+    lq, lq1 = _logs(eps)
+    inside = [np.zeros(eps.size) for _ in ranges]
+    outside = [np.zeros(eps.size) for _ in ranges]
+    if m <= _RECURRENCE_MAX:
+        term = np.exp(m * lq1)
+        ratio = np.exp(-eps)  # q / (1 - q)
+        for j in range(m + 1):
+            for k, (lo, hi) in enumerate(ranges):
+                if lo <= j <= hi:
+                    inside[k] += term
+                else:
+                    outside[k] += term
+            if j < m:
+                term = term * (float(m - j) / float(j + 1)) * ratio
+        rel = (2.0 * (m * np.abs(lq1) + 1.0) + 4.0 * m + m + 4.0) * _U
+        return inside, outside, rel
+    j = np.arange(m + 1, dtype=np.float64)
+    lc = special.gammaln(m + 1.0) - special.gammaln(j + 1.0) - special.gammaln(m - j + 1.0)
+    masks = [(j >= lo) & (j <= hi) for lo, hi in ranges]
+    for s in range(0, eps.size, _RANGE_BLOCK):
+        a, b = lq[s:s + _RANGE_BLOCK, None], lq1[s:s + _RANGE_BLOCK, None]
+        terms = np.exp(lc[None, :] + j[None, :] * a + (m - j[None, :]) * b)
+        for k, mask in enumerate(masks):
+            inside[k][s:s + _RANGE_BLOCK] = terms[:, mask].sum(axis=1)
+            outside[k][s:s + _RANGE_BLOCK] = terms[:, ~mask].sum(axis=1)
+    rel = (16.0 * _U * (2.0 * math.lgamma(m + 1.0) + m * (np.abs(lq) + np.abs(lq1)) + 4.0)
+           + (m + 3.0) * _U)
+    return inside, outside, rel
