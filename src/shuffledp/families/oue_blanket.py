@@ -95,7 +95,7 @@ def _log_q_ratios(x: float, r: float) -> tuple[float, float, float]:
     """``(log(q_x / q_r), log((1 - q_x) / (1 - q_r)), rel)`` from ``x - r``: ``q_x / q_r = 1 /
     (1 + expit(r) expm1(x - r))`` and ``(1 - q_x) / (1 - q_r) = 1 / (1 + expit(-r) expm1(r -
     x))`` (no difference of rounded logs), each to the relative ``rel``: the difference to u
-    of itself, expm1 then to (1 + |x - r|) u more, expit, the product and log1p to a few u."""
+    of itself, expm1 then to ``(1 + |x - r|) u`` more, expit, the product and log1p to a few u."""
     dx = x - r
     rel = (16.0 + 4.0 * abs(dx)) * _U
     return (-math.log1p(float(special.expit(r)) * math.expm1(dx)),
@@ -236,7 +236,7 @@ def binomial_range(m: int, eps: NDArray, ranges: list[tuple[int, int]]
     pmf terms (never 1 minus a sum), and a bound on every sum's relative error; terms that
     underflow add at most ``RANGE_TINY`` in all (absolute).  Up to ``_RECURRENCE_MAX``
     trials the terms are ``(1 - q)^m`` times the ratios ``(m - j) / (j + 1) e^-eps`` (three
-    roundings each, besides the first term's 2 u (m |log(1 - q)| + 1)); beyond, each term's
+    roundings each, besides the first term's ``2 u (m |log(1 - q)| + 1)``); beyond, each term's
     log to 16 u of its parts' sizes (gammaln, the powers); u per term of the sums."""
     eps = np.asarray(eps, dtype=np.float64)
     lq, lq1 = _logs(eps)
