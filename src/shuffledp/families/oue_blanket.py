@@ -18,7 +18,7 @@ the pair (0, 1) of categories at the victim's budget u,
 
 whose omega-masses at (y_0, y_1, k) = (a, b, k) are ``C(d - 2, k - a - b) q_r^k (1 - q_r)^{d - k}
 h_r(k) / Z``.  A victim budget anywhere in the group's range is covered by the atom values'
-upper bounds over the range (``_value_bounds``).
+upper bounds over the range (``_atoms``).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _log_z(d: int, k1: int, k2: int, lq_r: float, lq1_r: float) -> tuple[float, 
                      + (d + 2.0) * _U) + (d + 1.0) * 1e-300
     # q^d and q^(d-1) to 4 u (d |log q| + 2) of themselves, the rest to a few u
     small = math.exp((d - 1) * lq_r) * 4.0 * _U * (d * abs(lq_r) + 2.0)
-    rel = (12.0 * _U + (small + err_out) / z) / (1.0 - 12.0 * _U)
+    rel = (12.0 * _U * whole + small + err_out) / z / (1.0 - 12.0 * _U)
     return math.log(z), rel
 
 
@@ -193,11 +193,15 @@ def _atoms(d: int, eps: float, v_lo: float, v_hi: float, ks: NDArray, r_budget: 
             ends.append((lr, rel_d * (k * abs(d1) + (d - k) * abs(d2)) + 2.0 * _U * np.abs(lr)))
         (lr_a, er_a), (lr_b, er_b) = ends
         q_a, q_b = math.exp(lq_a), math.exp(lq_b)
-        span = max(q_b - q_a, 0.0) * (1.0 + 4.0 * _U) + 4.0 * _U * (q_a + q_b)
+        big_log = max(abs(lq_a), abs(lq_b), abs(lq1_a), abs(lq1_b))
+        # (each q from exp of a log to 2 u of its size: (2 |log q| + 1) u relative)
+        span = (max(q_b - q_a, 0.0) * (1.0 + 4.0 * _U)
+                + (4.0 + 4.0 * big_log) * _U * (q_a + q_b))
         slope_a = k / q_a - (d - k) / (1.0 - q_a)  # d/dq of log rho at each end
         slope_b = k / q_b - (d - k) / (1.0 - q_b)
-        rise_a = np.maximum(slope_a, 0.0) * span * (1.0 + 8.0 * _U)
-        rise_b = np.maximum(-slope_b, 0.0) * span * (1.0 + 8.0 * _U)
+        slack = 1.0 + (8.0 + 4.0 * big_log) * _U
+        rise_a = np.maximum(slope_a, 0.0) * span * slack
+        rise_b = np.maximum(-slope_b, 0.0) * span * slack
         top_a, top_b = lr_a + er_a + rise_a, lr_b + er_b + rise_b
         lrho_max = np.minimum(top_a, top_b)
         lrho_min = np.minimum(lr_a - er_a, lr_b - er_b)
@@ -211,10 +215,13 @@ def _atoms(d: int, eps: float, v_lo: float, v_hi: float, ks: NDArray, r_budget: 
         lrho = lrho_max if c_max >= 0.0 else lrho_min
         scale = np.exp(log_z + lrho - log_h_r)  # Z rho / h_r
         v = scale * c_max
-        # errors: c to 8 u of its terms; log rho's already in lrho (moved to the safe
-        # side); the exponent's sum with log Z (z_rel) and log h_r, and exp
+        # errors: c to (8 + 4 |log q|) u of its terms (f = 1 / (2 q) from exp of a log), at
+        # the largest scale (a c computed below 0 may be above it); log rho's already in lrho
+        # (moved to the safe side); the exponent's sum with log Z (z_rel) and log h_r, exp
+        c_err = (8.0 + 4.0 * big_log) * _U * c_scale
+        scale_hi = np.exp(log_z + np.maximum(lrho_max, lrho) - log_h_r)
         rel = 4.0 * _U * (np.abs(lrho) + abs(log_z) + abs(lq1_r) + 3.0) + 2.0 * z_rel
-        errs.append(float(np.max(scale * (8.0 * _U * c_scale + abs(c_max) * rel))))
+        errs.append(float(np.max(scale_hi * c_err + np.abs(v) * rel)))
         vals.append(v)
         mass.append(np.exp(w))
     return (np.concatenate(vals), np.concatenate(mass), max(errs) if errs else 0.0)
