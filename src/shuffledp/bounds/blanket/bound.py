@@ -117,6 +117,10 @@ DEEP_RATIO = 10.0
 #: Relative tolerance of a group's solve (the result is at most about this much above the
 #: crossing; every group is certified where its computed bound is at most delta).
 GROUP_RTOL = 1e-6
+#: A probe of a group's solve in :func:`_blanket_eps` may stop at a value this share of the
+#: way from the group's local delta to the target (time only: the solve needs its sign
+#: against the target; near the crossing the values are full evaluations).
+SOLVE_FAR = 1e-3
 #: A pass of group checks in :func:`_blanket_eps` stops at the ``FAR_FAILS``-th group whose
 #: value exceeds ``FAR_VALUE`` times delta, and the largest failure is solved (time only).
 FAR_VALUE = 10.0
@@ -264,7 +268,7 @@ def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
 
 
 def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int, eps: float,
-                 worst: float, memo: dict | None = None) -> float:
+                 worst: float, memo: dict | None = None, probe: bool = False) -> float:
     g = groups[gi]
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
@@ -376,7 +380,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             v = t[3]
             law, gam, cnt, _, case, cells = t
             for lattice in (_case_law(cells, CHECK_COARSEN), law):
-                if v <= need:
+                if v <= need or probe:  # (a solve's probe: the Chernoff bounds only)
                     break
                 v = min(v, amplification_bound(lattice, gam, cnt).value + case.charge)
             top = max(top, v)
@@ -591,12 +595,17 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
     eps = 0.0
     memo: dict = {}  # the two-region choice that won each group's last full evaluation
 
-    def value(gi: int, e: float, worst: float) -> float:
-        return _group_value(family, groups, classes, gi, e, worst, memo)
+    def value(gi: int, e: float, worst: float, probe: bool = False) -> float:
+        return _group_value(family, groups, classes, gi, e, worst, memo, probe)
 
     def solve(gi: int, e: float) -> float:
-        return _solve_group(lambda x: value(gi, x, 0.0), delta, e, groups[gi].eps_hi,
-                            max(INVERSION_RTOL, GROUP_RTOL), INVERSION_ATOL)
+        # (a probe whose value is at most SOLVE_FAR of delta's distance to the group's local
+        # delta may stop there: its sign against delta is all it must give; time only)
+        d_g = groups[gi].delta_hi
+        far = d_g + SOLVE_FAR * (delta - d_g)
+        return _solve_group(lambda x: value(gi, x, far, True), delta, e, groups[gi].eps_hi,
+                            max(INVERSION_RTOL, GROUP_RTOL), INVERSION_ATOL,
+                            floor=groups[gi].delta_hi)
 
     # the first group of the visit order is solved; every other is checked at the running
     # eps, and the one of largest value above delta is solved, the others checked again

@@ -24,24 +24,37 @@ UP_STEP = 0.02
 UP_PROBES = 4
 
 
-def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float) -> float:
+def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float,
+                 floor: float = 0.0) -> float:
     """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
     ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
     narrowed by the points ``a (1 + UP_STEP 4^k)``, ``k < UP_PROBES``, when ``a > 0`` (another
     group's crossing), then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
     when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
-    else Brent's method on ``log fn`` locates the crossing r (``scipy.optimize.brentq``),
+    else Brent's method on ``log fn`` (on ``log(fn - floor)`` when ``0 <= floor < target``:
+    ``floor`` is the value where the group's amplification bound is 0, a plateau of ``log fn``
+    far above the crossing) locates the crossing r (``scipy.optimize.brentq``),
     then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
     else the first of r plus 1, 2, 4, 8 tolerances where ``fn <= target`` is returned; if
     none is, bisection on the bracket ``[a, b]`` as in
-    :func:`shuffledp.numerics.invert_monotone`."""
-    log_t = math.log(target)
-    seen: dict[float, float] = {}
+    :func:`shuffledp.numerics.invert_monotone`.  Whatever guides the probes, a point is
+    certified by the comparison ``fn(x) <= target`` alone."""
+    above = 0.0 <= floor < target
+    log_t = math.log(target - floor) if above else math.log(target)
 
     def g(x: float) -> float:
         if x not in seen:  # (Brent's method starts at the ends, one of them already seen)
-            seen[x] = math.log(max(fn(x), 1e-300)) - log_t
+            v = fn(x)
+            if above:
+                r = math.log(max(v - floor, 1e-300)) - log_t
+                # the sign is the comparison v <= target itself (certification), the size
+                # the guide
+                seen[x] = min(r, 0.0) if v <= target else max(r, 1e-300)
+            else:
+                seen[x] = math.log(max(v, 1e-300)) - log_t
         return seen[x]
+
+    seen: dict[float, float] = {}
 
     near = b - max(atol, rtol * abs(b))
     if near <= a:

@@ -1,0 +1,97 @@
+"""A victim group's solve for ``blanket`` (docs/theory.md 15.3 (N10)): what it returns is
+certified and near the crossing, whatever guides its probes.
+
+* ``_solve_group`` on bounds of the form ``floor + (1 - floor) A(x)`` (``floor`` the group's
+  local delta, ``A`` decreasing and exactly 0 beyond a point, as the amplification sums of far
+  probes are): the point returned has a value at most the target, and it lies within the
+  solve's tolerance of the exact crossing, for a guide on ``log(fn - floor)`` and on ``log fn``
+  alike.
+* The guide never certifies a point: a bound that is above the target by one rounding, whose
+  guide ``log(fn - floor)`` rounds to the target's, is not returned.
+* ``blanket_eps`` with the far probes' early stop (``SOLVE_FAR``) and without it: the same eps
+  within the solve's tolerance, and every victim group's bound at the returned eps at most
+  delta (a full evaluation).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import shuffledp.bounds.blanket.bound as bb
+from shuffledp import BudgetProfile, clear_caches
+from shuffledp.bounds.blanket.solve import _solve_group
+from shuffledp.families import get_family
+
+RTOL = 1e-6
+ATOL = 1e-12
+
+
+def _bound(floor: float, c: float, cut: float):
+    """floor + (1 - floor) A(x), A(x) = exp(-c x^2) below ``cut``, 0 from ``cut`` on."""
+    calls: list[float] = []
+
+    def fn(x: float) -> float:
+        calls.append(x)
+        a = math.exp(-c * x * x) if x < cut else 0.0
+        return floor + (1.0 - floor) * a
+
+    return fn, calls
+
+
+@pytest.mark.parametrize("floor", [0.0, 1e-8, 5e-7])
+@pytest.mark.parametrize("c", [1e2, 1e5, 3e6])
+@pytest.mark.parametrize("use_floor", [False, True])
+def test_solve_returns_a_certified_point_near_the_crossing(floor, c, use_floor):
+    target = 1e-6
+    # the exact crossing of floor + (1 - floor) exp(-c x^2) = target
+    root = math.sqrt(-math.log((target - floor) / (1.0 - floor)) / c)
+    cut = 3.0 * root  # A = 0 beyond: a flat stretch at the floor, as at far probes
+    fn, calls = _bound(floor, c, cut)
+    x = _solve_group(fn, target, 0.0, 10.0 * root, RTOL, ATOL,
+                     floor=floor if use_floor else 0.0)
+    assert fn(x) <= target
+    assert root * (1.0 - 1e-9) <= x <= root + 9.0 * max(ATOL, RTOL * root)
+    assert len(set(calls)) <= 40
+
+
+def test_the_guide_never_certifies_a_point_above_the_target():
+    """Just below the crossing the bound is the target plus one rounding: the guide's log of
+    ``fn - floor`` there equals the target's in floating point, so a sign taken from the guide
+    would certify it; the comparison ``fn <= target`` does not."""
+    target, floor, root = 1e-6, 1e-8, 0.37
+    above = math.nextafter(target, 1.0)
+    assert math.log(above - floor) == math.log(target - floor)  # the guide cannot tell
+
+    def fn(x: float) -> float:
+        if x < root:
+            return above if x > 0.9 * root else 0.5
+        return target
+
+    x = _solve_group(fn, target, 0.0, 1.0, RTOL, ATOL, floor=floor)
+    assert x >= root
+    assert fn(x) <= target
+
+
+@pytest.mark.parametrize("mech,n", [("piecewise", 600), ("binary_rr", 800), ("gaussian", 400),
+                                    ("laplace", 500)])
+def test_far_probes_stop_early_and_change_nothing_but_time(mech, n, monkeypatch):
+    rng = np.random.default_rng(11)
+    eps_i = rng.uniform(0.5, 2.0, n)
+    prof = (BudgetProfile(eps=eps_i, delta=np.full(n, 1e-8)) if mech == "gaussian"
+            else BudgetProfile(eps=eps_i))
+    got = []
+    for far in (bb.SOLVE_FAR, 0.0):
+        monkeypatch.setattr(bb, "SOLVE_FAR", far)
+        clear_caches()
+        got.append(bb.blanket_eps(profile=prof, delta=1e-6, mechanism=mech))
+    clear_caches()
+    early, full = got
+    assert abs(early - full) <= 2e-6 * full
+    # every group is certified at the returned eps by a full evaluation
+    family = get_family(mech)
+    groups, classes = bb.blanket_plan(prof, family)
+    for gi in range(len(groups)):
+        assert bb._group_value(family, groups, classes, gi, early, 0.0) <= 1e-6
