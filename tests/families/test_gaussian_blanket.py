@@ -20,8 +20,31 @@ from shuffledp.families.gaussian_blanket import (
     gaussian_cases,
     gaussian_masses,
     gaussian_pair_cells,
+    gaussian_pair_cells_many,
     kappas,
 )
+
+
+def test_cells_of_many_half_widths_are_those_of_each():
+    """The cases of a choice take their coarse cells from one batched call: every row is
+    the cells of its half-width alone, to the bit (masses, ranges, means, error bounds, cut
+    mass), so the batching changes nothing but time."""
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        sigma = float(rng.uniform(0.5, 40.0))
+        tau = sigma * float(rng.uniform(0.3, 0.99))
+        eps = float(rng.choice([0.0, 0.003, 0.4, 2.5]))
+        pieces = int(rng.choice([64, 256, 1000]))
+        many = gaussian_pair_cells_many(sigma, tau, eps, HALF_WIDTHS[:-1], pieces)
+        for a, (cells, cut) in zip(HALF_WIDTHS[:-1], many, strict=True):
+            one, cut1 = gaussian_pair_cells(sigma, tau, eps, a, pieces)
+            assert cut == cut1
+            for f in ("mass", "lo", "hi", "mean"):
+                assert np.array_equal(getattr(cells, f), getattr(one, f))
+            assert (cells.rel_error, cells.abs_error, cells.mean_error) == (
+                one.rel_error, one.abs_error, one.mean_error)
+    with pytest.raises(ValueError, match="a must be in"):
+        gaussian_pair_cells_many(5.0, 4.0, 0.1, [0.5, 1.5], 64)
 
 
 def _mass(sig_j: float, c: float, s: float) -> float:

@@ -42,8 +42,8 @@ from shuffledp.families.blanket import BlanketCase, Cells
 
 special = lazy_module("scipy.special")
 
-__all__ = ["gaussian_pair_cells", "gaussian_masses", "shared_masses", "gaussian_cases", "kappas",
-           "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAXES"]
+__all__ = ["gaussian_pair_cells", "gaussian_pair_cells_many", "gaussian_masses", "shared_masses",
+           "gaussian_cases", "kappas", "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAXES"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Half-widths of the reference pairs (a_0 = 1 > a_1 > ...); pairs narrower than the last are
@@ -109,24 +109,25 @@ def kappas(sigma: float, wide: bool = False) -> list[float]:
     return out
 
 
-def _gauss_mass(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
-    """Pr[N(m, s^2) in [lo, hi]] per cell by five-point Gauss-Legendre quadrature."""
+def _gauss_mass(lo: NDArray, hi: NDArray, m: NDArray | float, s: float) -> NDArray:
+    """Pr[N(m, s^2) in [lo, hi]] per cell by five-point Gauss-Legendre quadrature (``lo``,
+    ``hi`` of any shape; ``m`` broadcast against them)."""
     half = 0.5 * (hi - lo)
     mid = 0.5 * (hi + lo)
-    z = (mid[:, None] + half[:, None] * _GL_T[None, :] - m) / s
+    z = (mid[..., None] + half[..., None] * _GL_T - np.asarray(m)[..., None]) / s
     return (np.exp(-0.5 * z * z) @ _GL_W) * half / (s * math.sqrt(2.0 * math.pi))
 
 
-def _gauss_rel(lo: NDArray, hi: NDArray, m: float, s: float) -> NDArray:
+def _gauss_rel(lo: NDArray, hi: NDArray, m: NDArray | float, s: float) -> NDArray:
     """A bound on the relative floating-point error of :func:`_gauss_mass` per cell
     (docs/theory.md 15.3 (N7)): with ``Z = (max(|lo|, |hi|) + |m|) / s``, each node's z carries
     an absolute error of at most 5 u Z, z^2 / 2 then 5.5 u Z^2, its exponential that much
     relative plus u; the weighted sum of five positive terms and the scaling add 9 u."""
-    z = (np.maximum(np.abs(lo), np.abs(hi)) + abs(m)) / s
+    z = (np.maximum(np.abs(lo), np.abs(hi)) + np.abs(m)) / s
     return (8.0 * z * z + 16.0) * _U
 
 
-def _log_psi(y: NDArray, x: float, sigma: float, tau: float) -> NDArray:
+def _log_psi(y: NDArray, x: NDArray | float, sigma: float, tau: float) -> NDArray:
     """log of dN(x, sigma^2)/dN(0, tau^2) at y (a convex quadratic when tau < sigma)."""
     return math.log(tau / sigma) - 0.5 * ((y - x) / sigma) ** 2 + 0.5 * (y / tau) ** 2
 
@@ -135,63 +136,77 @@ def gaussian_pair_cells(sigma: float, tau: float, eps: float, a: float, pieces: 
                         ) -> tuple[Cells, float]:
     """Cells of ``l = (P_a - e^eps P_{-a}) / omega`` for ``P_x = N(x, sigma^2)`` cut to
     ``[-K, K]`` and ``omega = N(0, tau^2)`` (``tau < sigma``), and the cut mass
-    ``P_a(|y| > K)`` (module docstring).
+    ``P_a(|y| > K)`` (module docstring); :func:`gaussian_pair_cells_many` for one
+    half-width.
 
     >>> c, cut = gaussian_pair_cells(5.0, 4.5, 0.1, 1.0, 512)
     >>> abs(c.total - 1.0) < 1e-12, cut < 1e-14
     (True, True)
     """
+    return gaussian_pair_cells_many(sigma, tau, eps, [a], pieces)[0]
+
+
+def gaussian_pair_cells_many(sigma: float, tau: float, eps: float, widths, pieces: int
+                             ) -> list[tuple[Cells, float]]:
+    """:func:`gaussian_pair_cells` at every half-width of ``widths`` (one row of cells per
+    half-width, computed together: the cases of a choice; time only)."""
     if not (0.0 < tau < sigma and math.isfinite(sigma)):
         raise ValueError(f"need 0 < tau < sigma, got tau = {tau!r}, sigma = {sigma!r}")
-    if not (0.0 < a <= 1.0):
-        raise ValueError(f"a must be in (0, 1], got {a!r}")
+    a = np.asarray(widths, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0 or not np.all((a > 0.0) & (a <= 1.0)):
+        raise ValueError(f"a must be in (0, 1], got {widths!r}")
     e = math.exp(eps)
     k = a + CUT_Z * sigma
-    edges = np.linspace(-k, k, pieces + 1)
-    lo_w, hi_w = edges[:-1], edges[1:]
+    edges = np.linspace(-k, k, pieces + 1, axis=1)  # (rows, pieces + 1)
+    lo_w, hi_w = edges[:, :-1], edges[:, 1:]
+    col = a[:, None]
     mass = _gauss_mass(lo_w, hi_w, 0.0, tau)
-    p0 = _gauss_mass(lo_w, hi_w, a, sigma)
-    p1 = _gauss_mass(lo_w, hi_w, -a, sigma)
+    p0 = _gauss_mass(lo_w, hi_w, col, sigma)
+    p1 = _gauss_mass(lo_w, hi_w, -col, sigma)
     # extremes of psi_x on each cell: the larger end value, and the value at the clipped
     # minimum point y* = -x tau^2 / kappa (psi_x is log-convex)
     kappa = sigma * sigma - tau * tau
     ext = []
-    for x in (a, -a):
+    for x in (col, -col):
         ends = np.maximum(_log_psi(lo_w, x, sigma, tau), _log_psi(hi_w, x, sigma, tau))
         low = _log_psi(np.clip(-x * tau * tau / kappa, lo_w, hi_w), x, sigma, tau)
         ext.append((np.exp(low), np.exp(ends)))
     (min0, max0), (min1, max1) = ext
     # exp of a log with an absolute error of a few u times its terms' size
     terms = (k / tau) ** 2 + ((k + a) / sigma) ** 2 + abs(math.log(tau / sigma))
-    slack = (16.0 + 4.0 * terms) * _U * (max0 + e * max1)
+    slack = (16.0 + 4.0 * terms[:, None]) * _U * (max0 + e * max1)
     lo = min0 - e * max1 - slack
     hi = max0 - e * min1 + slack
     # relative errors of the three masses per cell (floating point), the largest of them r
     rel_om = _gauss_rel(lo_w, hi_w, 0.0, tau)
-    r = np.maximum(rel_om, np.maximum(_gauss_rel(lo_w, hi_w, a, sigma),
-                                      _gauss_rel(lo_w, hi_w, -a, sigma)))
+    r = np.maximum(rel_om, np.maximum(_gauss_rel(lo_w, hi_w, col, sigma),
+                                      _gauss_rel(lo_w, hi_w, -col, sigma)))
     with np.errstate(divide="ignore", invalid="ignore"):
         # raised by the masses' relative errors, (2 r + 4 u)(1 + 2 r)^2 (P0 + e^eps P1)
         # (an upper bound of the conditional mean is what the lattice law needs; Cells clips
         # it to hi, which bounds the true mean too; docs/theory.md 15.3 (N7))
         up = (2.0 * r + 4.0 * _U) * (1.0 + 2.0 * r) ** 2 * (p0 + e * p1) * (1.0 + 1e-9)
         mean = np.where(mass > 0, (p0 - e * p1 + up) / mass, hi)
-    outside = 2.0 * float(special.ndtr(-k / tau))
-    cut = float(special.ndtr(-(k - a) / sigma) + special.ndtr(-(k + a) / sigma)) * (1.0 + 1e-9)
+    outside = 2.0 * special.ndtr(-k / tau)
+    cut = (special.ndtr(-(k - a) / sigma) + special.ndtr(-(k + a) / sigma)) * (1.0 + 1e-9)
     # the quadrature's error (Gauss-Legendre, n = 5: h^11 (5!)^4 / (11 (10!)^3) |f^(10)|, and
     # |f^(10)| <= 1.09 sqrt(10!) / (sqrt(2 pi) scale^11) by Cramer's bound), summed over the
     # cells, as a share of the total (it is charged as a total variation)
-    h = 2.0 * k / pieces
-    quad = pieces * 3.3e-10 * (h / tau) ** 11
+    quad = [pieces * 3.3e-10 * (float(h) / tau) ** 11 for h in 2.0 * k / pieces]
     # the masses: the floating point relative (the atom's ndtr to 64 u), the quadrature
     # absolute (of omega: quad; of the victim's laws, scales sigma > tau, at most quad each,
     # moving the means by at most quad (1 + e^eps + max |l|) in all)
-    top = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-    cells = Cells(np.append(mass, outside), np.append(lo, 0.0), np.append(hi, 0.0),
-                  np.append(mean, 0.0), max(float(rel_om.max()), 64.0 * _U) * (1.0 + 1e-9),
-                  abs_error=quad * (1.0 + 1e-9),
-                  mean_error=quad * (1.0 + e + top) * (1.0 + 1e-9))
-    return cells, cut
+    top = np.max(np.maximum(np.abs(lo), np.abs(hi)), axis=1)
+    rel_top = np.max(rel_om, axis=1)
+    out = []
+    for i in range(a.size):
+        cells = Cells(np.append(mass[i], outside[i]), np.append(lo[i], 0.0),
+                      np.append(hi[i], 0.0), np.append(mean[i], 0.0),
+                      max(float(rel_top[i]), 64.0 * _U) * (1.0 + 1e-9),
+                      abs_error=float(quad[i]) * (1.0 + 1e-9),
+                      mean_error=float(quad[i]) * (1.0 + e + float(top[i])) * (1.0 + 1e-9))
+        out.append((cells, float(cut[i])))
+    return out
 
 
 def gaussian_masses(s_lo: float, s_hi: float, c_max: float, sig_a: NDArray,
@@ -268,7 +283,9 @@ def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float,
     for choice, kappa in enumerate(kappas(sigma, wide)):
         tau = math.sqrt(sigma * sigma - kappa)
         theta2 = tau * tau / (sigma * sigma)
-        for a, nxt in zip(widths[:-1], widths[1:], strict=True):
+        coarse_all = gaussian_pair_cells_many(sigma, tau, eps, widths[:-1], CELLS_COARSE)
+        for (a, nxt), (coarse, cut) in zip(zip(widths[:-1], widths[1:], strict=True),
+                                           coarse_all, strict=True):
             # this case: half-widths in (nxt, a], so |c| <= 1 - nxt and rho >= nxt / a
             rho_min = nxt / a
             s_hi = sigma_hi * math.sqrt(1.0 - rho_min * rho_min * (1.0 - theta2))
@@ -277,7 +294,6 @@ def gaussian_cases(eps: float, sigma_lo: float, sigma_hi: float,
             def refine(pieces: int, a=a, tau=tau) -> Cells:
                 return gaussian_pair_cells(sigma, tau, eps, a, pieces)[0]
 
-            coarse, cut = gaussian_pair_cells(sigma, tau, eps, a, CELLS_COARSE)
             out.append(BlanketCase(coarse, mass, f"kappa = {kappa:.4g}: pairs of half-width "
                                    f"<= {a:g}", choice, lambda _, r=refine: r(CELLS_FINE),
                                    charge=cut))
