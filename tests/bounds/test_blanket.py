@@ -419,6 +419,46 @@ def test_chernoff_exponents_in_one_matrix_equal_the_scalar_formula(points):
             arr[0] = 0.0
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_golden_search_of_the_window_reach_finds_the_grid_minimum(seed):
+    """Laws of more than MANY_MAX_POINTS points: the window's Chernoff exponents by a
+    golden-section search of the reach (c(s) - log WINDOW_TAIL) / s over the grid, which is
+    quasi-convex (the slope from a point below the convex c to it).  The smallest reach over
+    the points it evaluated is the smallest over the whole grid (so the window's half-width is
+    the one the full grid gives), every exponent is the scalar formula's, and it evaluates
+    at most a quarter of the grid."""
+    import shuffledp.bounds.blanket.amplification as amp
+
+    rng = np.random.default_rng(100 + seed)
+    points = amp.MANY_MAX_POINTS + 1 + int(rng.integers(0, 6000))
+    for _ in range(4):
+        # heavy right tails (rare large values) as well as light ones
+        pmf = rng.random(points) ** rng.uniform(1.0, 8.0)
+        pmf[int(points * rng.uniform(0.2, 0.9)):] *= 10.0 ** rng.uniform(-12, 0)
+        law = LatticeLaw(offset=-int(rng.integers(0, points)), pmf=pmf / pmf.sum(),
+                         step=float(10 ** rng.uniform(-3, 0)))
+        g = rng.uniform(1e-6, 1.0, 4)
+        c = rng.integers(1, 10**6, 4).astype(float)
+        theta, mean = float(rng.uniform(0, 1)), float(rng.normal())
+        for sign in (1, -1):
+            sd = float(10 ** rng.uniform(-2, 3))
+            s, got = _chernoff_exponents(law, g, c, theta, mean, sd, sign)
+            assert s.size <= amp.CHERNOFF_S.size // 4
+            base = _log_mgf_r(law, g, c, theta)
+            every = amp.CHERNOFF_S / sd
+            want = np.array([_log_mgf_r(law, g, c, theta + sign * u) - base - sign * u * mean
+                             for u in every])
+            for u, v in zip(s, got, strict=True):
+                k = int(np.argmin(np.abs(every - u)))
+                assert every[k] == u and (v == want[k] or (np.isinf(v) and np.isinf(want[k])))
+            with np.errstate(invalid="ignore"):
+                r_all = (want - math.log(amp.WINDOW_TAIL)) / every
+                r_got = (got - math.log(amp.WINDOW_TAIL)) / s
+            r_all = np.where(np.isfinite(r_all), r_all, np.inf)
+            r_got = np.where(np.isfinite(r_got), r_got, np.inf)
+            assert r_got.min() == r_all.min()
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_law_charge_covers_an_l1_perturbation_exactly(seed):
     # docs/theory.md 15.3 (N7): a computed pmf within tv_error (L1) of the law it stands for

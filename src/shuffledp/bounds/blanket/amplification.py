@@ -281,9 +281,12 @@ def _chernoff_exponents(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta
     """``(s, c)`` on part of the grid ``CHERNOFF_S / sd``: ``c = log E_theta[e^{sign s (R -
     mean)}]`` (the tilted law of R: its moment generating function is ``M_R(theta + u) /
     M_R(theta)``), so that ``Pr_theta[sign (R - mean) >= t] <= exp(c - s t)`` for each s.
-    Every ``CHERNOFF_COARSE``-th point of the grid, then every point between the two
-    neighbours of the one with the smallest reach (:func:`_chernoff_reach` at
-    ``WINDOW_TAIL``): any s gives a bound, the grid only aims (time only)."""
+    For laws of at most ``MANY_MAX_POINTS`` points (all tilts in one matrix), every
+    ``CHERNOFF_COARSE``-th point of the grid, then every point between the two neighbours of
+    the one with the smallest reach (:func:`_chernoff_reach` at ``WINDOW_TAIL``); for larger
+    laws (one tilt at a time), a golden-section search of the reach over the grid's indices
+    (the reach is quasi-convex in s: docs/theory.md 15.3 (N10)), about 12 points instead of
+    37.  Any s gives a bound, the grid only aims (time only)."""
     s_all = CHERNOFF_S / max(sd, 1e-300)
     base = _log_mgf_r(law, gammas, counts, theta)
 
@@ -294,27 +297,57 @@ def _chernoff_exponents(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta
         return np.array([_log_mgf_r(law, gammas, counts, theta + sign * v) - base
                          - sign * v * mean for v in u])
 
-    coarse = np.arange(0, s_all.size, CHERNOFF_COARSE)
-    c0 = at(coarse)
-    with np.errstate(invalid="ignore"):
-        reach = (c0 - math.log(WINDOW_TAIL)) / s_all[coarse]
-    ok = np.flatnonzero(np.isfinite(reach))
-    if ok.size == 0:
-        return s_all[coarse], c0
-    k = int(ok[np.argmin(reach[ok])])
-    lo, hi = coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)]
-    fine = np.array([i for i in range(int(lo), int(hi) + 1) if i % CHERNOFF_COARSE],
-                    dtype=np.int64)
-    if fine.size == 0:
-        return s_all[coarse], c0
-    idx = np.concatenate([coarse, fine])
-    c = np.concatenate([c0, at(fine)])
-    order = np.argsort(idx)
-    return s_all[idx[order]], c[order]
+    if law.pmf.size <= MANY_MAX_POINTS:  # (the matrix form: many points at once are cheap)
+        coarse = np.arange(0, s_all.size, CHERNOFF_COARSE)
+        c0 = at(coarse)
+        with np.errstate(invalid="ignore"):
+            reach = (c0 - math.log(WINDOW_TAIL)) / s_all[coarse]
+        ok = np.flatnonzero(np.isfinite(reach))
+        if ok.size == 0:
+            return s_all[coarse], c0
+        k = int(ok[np.argmin(reach[ok])])
+        lo, hi = coarse[max(k - 1, 0)], coarse[min(k + 1, coarse.size - 1)]
+        fine = np.array([i for i in range(int(lo), int(hi) + 1) if i % CHERNOFF_COARSE],
+                        dtype=np.int64)
+        if fine.size == 0:
+            return s_all[coarse], c0
+        idx = np.concatenate([coarse, fine])
+        c = np.concatenate([c0, at(fine)])
+        order = np.argsort(idx)
+        return s_all[idx[order]], c[order]
+    # one point at a time: a golden-section search of the reach over the grid's indices.
+    # The reach (c(s) - log eta) / s is the slope from (0, log eta) to the convex c(s) >= 0
+    # = c(0), so it falls then rises in s; the search ends on the points around its
+    # smallest, all of them evaluated
+    seen: dict[int, float] = {}
+
+    def reach_at(i: int) -> float:
+        if i not in seen:
+            seen[i] = float(at(np.array([i]))[0])
+        with np.errstate(invalid="ignore"):
+            r = (seen[i] - math.log(WINDOW_TAIL)) / s_all[i]
+        return r if math.isfinite(r) else math.inf
+
+    a, b = 0, s_all.size - 1
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = b - round(golden * (b - a)), a + round(golden * (b - a))
+    while b - a > 3:
+        if reach_at(x1) <= reach_at(x2):
+            b = x2
+        else:
+            a = x1
+        x1, x2 = b - round(golden * (b - a)), a + round(golden * (b - a))
+        if x1 >= x2:
+            x1, x2 = (a + b) // 2, (a + b) // 2 + 1
+    for i in range(a, b + 1):
+        reach_at(i)
+    idx = np.array(sorted(seen), dtype=np.int64)
+    return s_all[idx], np.array([seen[i] for i in idx])
 
 
 #: :func:`_chernoff_exponents` evaluates every CHERNOFF_COARSE-th point of ``CHERNOFF_S``,
-#: then the points around the best of them (time only).
+#: then the points around the best of them, for laws of at most MANY_MAX_POINTS points
+#: (larger laws: a golden-section search; time only).
 CHERNOFF_COARSE = 4
 
 

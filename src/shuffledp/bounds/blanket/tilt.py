@@ -88,6 +88,7 @@ def _newton_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
     x = law.values
     lp = law.log_pmf
     log_w, x_pos = law.positive_part
+    x2, xp2 = x * x, x_pos * x_pos  # (once, not per step)
 
     def deriv(t: float) -> tuple[float, float]:
         z = lp + t * x
@@ -95,7 +96,7 @@ def _newton_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
         e = np.exp(z - zm)
         s0 = float(e.sum())
         m1 = float(np.dot(e, x)) / s0
-        m2 = float(np.dot(e, x * x)) / s0
+        m2 = float(np.dot(e, x2)) / s0
         lm = zm + math.log(s0)  # log M_X(t)
         if lm > 700.0:  # (gamma M / (1 - gamma + gamma M) in the form that does not overflow)
             w = 1.0 / (1.0 + (1.0 - gammas) * math.exp(-lm) / gammas)
@@ -106,7 +107,7 @@ def _newton_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
         ep = np.exp(zp - float(zp.max()))
         sp = float(ep.sum())
         p1 = float(np.dot(ep, x_pos)) / sp
-        v = max(float(np.dot(ep, x_pos * x_pos)) / sp - p1 * p1, 0.0)
+        v = max(float(np.dot(ep, xp2)) / sp - p1 * p1, 0.0)
         d1 = float(np.dot(counts, w)) * m1 + p1
         d2 = float(np.dot(counts, w * (m2 - w * m1 * m1))) + v
         return d1, max(d2, 0.0)
