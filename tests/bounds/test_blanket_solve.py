@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import shuffledp.bounds.blanket.bound as bb
-from shuffledp import BudgetProfile, clear_caches
+from shuffledp import BudgetProfile, clear_caches, get_bound
 from shuffledp.bounds.blanket.solve import _solve_group
 from shuffledp.families import get_family
 
@@ -95,3 +95,61 @@ def test_far_probes_stop_early_and_change_nothing_but_time(mech, n, monkeypatch)
     groups, classes = bb.blanket_plan(prof, family)
     for gi in range(len(groups)):
         assert bb._group_value(family, groups, classes, gi, early, 0.0) <= 1e-6
+
+
+# ------------------------------------------------------------------ the refined plan (N10)
+def _clipped(n: int, seed: int = 3) -> BudgetProfile:
+    """A clipped normal profile (mean 1.5, sd 0.5, [0.5, 2]): a sparse low tail whose
+    equal-count victim group spans a wide budget ratio, as ``normal_1.5_0.5``."""
+    rng = np.random.default_rng(seed)
+    eps_i = np.clip(rng.normal(1.5, 0.5, n), 0.5, 2.0)
+    return BudgetProfile(eps=eps_i, delta=np.full(n, 1e-8))
+
+
+def test_refined_plan_splits_only_the_wide_groups():
+    """Every coarse victim group is a union of consecutive refined groups; exactly the coarse
+    groups spanning a budget ratio above NOISE_WIDE_RATIO are split, into at most
+    NOISE_MAX_PIECES pieces, and the user classes cover every user once in both plans."""
+    prof = _clipped(3000)
+    family = get_family("gaussian")
+    coarse, c_cls = bb.blanket_plan(prof, family)
+    fine, f_cls = bb.blanket_plan(prof, family, refined=True)
+    assert [g.start for g in fine][0] == 0 and fine[-1].stop == coarse[-1].stop
+    assert all(a.stop == b.start for a, b in zip(fine[:-1], fine[1:], strict=True))
+    split = 0
+    for g in coarse:
+        pieces = [f for f in fine if g.start <= f.start and f.stop <= g.stop]
+        assert sum(f.stop - f.start for f in pieces) == g.stop - g.start
+        if bb._wide(g):
+            assert 2 <= len(pieces) <= bb.NOISE_MAX_PIECES
+            split += 1
+        else:
+            assert len(pieces) == 1
+    assert split >= 1
+    assert int(c_cls.counts.sum()) == int(f_cls.counts.sum()) == prof.n
+
+
+def test_refined_plan_only_lowers_the_bound_and_stays_above_the_lower_bound(monkeypatch):
+    """``blanket`` on a profile whose deciding group is wide: the refined plan is taken (a
+    smaller eps than the coarse plan alone), the value is the smaller of the two plans' own,
+    delta at it is at most the target, and it stays above ``tier_sum_lower``."""
+    prof = _clipped(3000)
+    got = {}
+    for wide in (0.0, bb.NOISE_WIDE_RATIO):
+        monkeypatch.setattr(bb, "NOISE_WIDE_RATIO", wide)
+        clear_caches()
+        got[wide] = bb.blanket_eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    eps_c, eps_r = got[0.0], got[bb.NOISE_WIDE_RATIO]
+    assert eps_r < 0.9 * eps_c
+    family = get_family("gaussian")
+    alone = bb._blanket_eps(prof, family, 1e-6, "gaussian", bb.VICTIM_GROUPS, True)[0]
+    assert eps_r == min(eps_c, alone)
+    assert bb.blanket_delta(profile=prof, eps=eps_r, mechanism="gaussian") <= 1e-6
+    # delta(eps) takes the refined plan too: the coarse plan alone is above 1e-6 there
+    monkeypatch.setattr(bb, "NOISE_WIDE_RATIO", 0.0)
+    clear_caches()
+    assert bb.blanket_delta(profile=prof, eps=eps_r, mechanism="gaussian") > 1e-6
+    monkeypatch.undo()
+    lower = get_bound("tier_sum_lower").eps(profile=prof, delta=1e-6, mechanism="gaussian")
+    assert eps_r >= lower
+    clear_caches()

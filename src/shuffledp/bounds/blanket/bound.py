@@ -49,7 +49,7 @@ from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them fro
     _merged,
 )
 from shuffledp.bounds.blanket.solve import _solve_group
-from shuffledp.bounds.blanket.two_region import centre_law, two_region_value
+from shuffledp.bounds.blanket.two_region import two_region_choice
 from shuffledp.bounds.clones.aware import (
     VICTIM_GROUPS,
     UserBins,
@@ -88,6 +88,15 @@ CHECK_COARSEN = 16
 #: Largest budget ratio within one victim group (beyond the equal-count groups), among the
 #: lowest ``Family.blanket_ratio_share`` of the users (``_ratio_cuts``).
 GROUP_RATIO = 1.05
+#: The noise-scaled families' victim groups (the mechanism-aware clones' equal-count groups):
+#: one that spans a budget ratio above NOISE_WIDE_RATIO is cut where the budget crosses its
+#: smallest times ``NOISE_GROUP_RATIO**k`` (:func:`_wide_group_cuts`; 0 for no cuts).
+NOISE_WIDE_RATIO = 1.2
+NOISE_GROUP_RATIO = 1.05
+NOISE_MAX_PIECES = 10
+#: ... evaluated in full only when the pieces of the deciding wide group are all below it by
+#: this share (of eps for eps(delta), of delta for delta(eps)); time only.
+NOISE_PROBE_GAIN = 0.02
 #: The two-region choice is evaluated only when its high users' expected blanket reports are
 #: at least this share of the low users', for at least this many users, and when its additive
 #: charge is below the best value so far (it only costs time otherwise).
@@ -137,13 +146,20 @@ _EPS_SIZE = 1024
 register_mapping("blanket.eps", _EPS)
 
 
-def blanket_plan(profile: BudgetProfile, family: Family,
-                 groups: int = VICTIM_GROUPS) -> tuple[list[VictimGroup], UserBins]:
-    """The victim groups and user classes of ``profile`` for ``family`` (module docstring)."""
+def blanket_plan(profile: BudgetProfile, family: Family, groups: int = VICTIM_GROUPS,
+                 refined: bool = False) -> tuple[list[VictimGroup], UserBins]:
+    """The victim groups and user classes of ``profile`` for ``family`` (module docstring);
+    ``refined``: the noise-scaled families' groups that span a wide budget ratio cut further
+    (:func:`_wide_group_cuts`)."""
     if family.noise_scaled:
         # the noise-scaled families (the Gaussian): the victim groups and classes of the
         # mechanism-aware clones, with their ranges of sigma (victims in the order of sigma)
-        plan = _plan_of(profile, family, groups)
+        if refined and NOISE_WIDE_RATIO > 0.0:
+            plan = _plan_of(profile, family, groups,
+                            lambda e, c: _wide_group_cuts(e, c, groups),
+                            ("wide", NOISE_WIDE_RATIO, NOISE_GROUP_RATIO, NOISE_MAX_PIECES))
+        else:
+            plan = _plan_of(profile, family, groups)
         bins = plan.bins
         if bins.counts.size > BIN_MIN_TIERS:  # (time only: coarser classes, smaller masses)
             bins = _coarsened(bins, -(-bins.counts.size // _BINS))
@@ -196,6 +212,29 @@ def _heavy_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[
             if 0 < c < eps.size:
                 out.add(c)
     return np.asarray(sorted(out), dtype=np.int64)
+
+
+def _wide_group_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
+                     groups: int) -> NDArray[np.int64]:
+    """Tier indices inside each equal-count victim group (:func:`group_edges`) whose budgets
+    span a ratio above ``NOISE_WIDE_RATIO``, where the budget crosses the group's smallest
+    times ``NOISE_GROUP_RATIO**k``: a sparse range of budgets (a clipped profile's tail) then
+    gets narrow groups, whose victims are taken at a budget near their own.  Any partition of
+    the victims is valid (Theorem 6 (iii)); the order of the tiers need not be that of eps
+    (each group's cuts come from its own budgets)."""
+    edges = group_edges(counts, groups)
+    out: list[NDArray[np.int64]] = []
+    step = math.log(NOISE_GROUP_RATIO)
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        e = eps[a:b]
+        lo, hi = float(e.min()), float(e.max())
+        if not (lo > 0.0 and hi > NOISE_WIDE_RATIO * lo) or b - a < 2:
+            continue
+        # at most NOISE_MAX_PIECES pieces (equal in log budget) per group
+        level = np.floor((np.log(e) - math.log(lo))
+                         / max(step, math.log(hi / lo) / NOISE_MAX_PIECES))
+        out.append(a + np.flatnonzero(np.diff(level)) + 1)
+    return (np.concatenate(out) if out else np.zeros(0)).astype(np.int64)
 
 
 def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
@@ -436,7 +475,8 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
                 continue
             if cases_t[0].deep and not binds:
                 continue
-            v = _two_region_choice(cases_t, classes, a, b, min(best, 1.0), need)
+            v = two_region_choice(cases_t, classes, a, b, min(best, 1.0), need,
+                                  TWO_REGION_MIN_HIGH)
             if v <= DEEP_RATIO * cases_t[0].charge:
                 binds = True
             if v < best:
@@ -462,37 +502,6 @@ def _two_region_order(choices: list[int], memo: dict | None, gi: int, eps: float
     if last in choices:
         return [last] + [c for c in choices if c != last], True
     return choices, True
-
-
-def _two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: float,
-                       need: float = 0.0) -> float:
-    """The largest two-region value over ``cases`` (one choice; docs/theory.md 15.4, "Two
-    coverage regions"), or a value >= ``stop`` as soon as one case reaches it; a case whose
-    cheaper bound is at most ``need`` keeps it (the group's value matters only above it).
-    Per case, the user of the group with the largest low mass and the one with the largest
-    high mass leave the pool: any victim's pool ("all but the victim") contains the pool so
-    obtained after one user of the victim's own kind is exchanged for one of no smaller
-    mass."""
-    value = 0.0
-    first = cases[0]
-    mu_low = float(np.dot(first.low, classes.counts))
-    if float(np.dot(first.high, classes.counts)) < TWO_REGION_MIN_HIGH * mu_low:
-        return 1.0  # few reports from the centre's users: the choice would not pay (time only)
-    for case in cases:
-        cnt = classes.counts.copy()
-        for m in (case.low, case.high):
-            part = np.asarray(m, dtype=np.float64)[a:b]
-            if part.size and float(part.max()) > 0.0:
-                cnt[a + int(np.argmax(part))] -= 1
-        low_g, low_c = _merged(np.asarray(case.low, dtype=np.float64), cnt)
-        high_g, high_c = _merged(np.asarray(case.high, dtype=np.float64), cnt)
-        # a case whose Chernoff value is below the largest so far cannot raise it
-        value = max(value, two_region_value(case, low_g, low_c, high_g, high_c, stop,
-                                            law=centre_law(case.centre),
-                                            skip_below=max(value, need)))
-        if value >= stop:
-            break
-    return value
 
 
 def blanket_delta(*, profile: BudgetProfile, eps: float, mechanism: Any = "binary_rr",
@@ -535,15 +544,48 @@ def _visit_order(size: int, top_first: bool = False) -> list[int]:
     return list(dict.fromkeys(i for i in [*ends, *range(1, size - 1)] if i >= 0))
 
 
+def _wide(group: VictimGroup) -> bool:
+    """Whether a noise-scaled family's victim group spans a budget ratio above
+    ``NOISE_WIDE_RATIO`` (the refined plan cuts it)."""
+    return NOISE_WIDE_RATIO > 0.0 and group.eps_lo > 0.0 and (
+        group.eps_hi > NOISE_WIDE_RATIO * group.eps_lo)
+
+
 def _blanket_delta(profile: BudgetProfile, family: Family, eps: float,
-                   victim_groups: int) -> float:
-    groups, classes = blanket_plan(profile, family, victim_groups)
-    worst = 0.0
+                   victim_groups: int, refined: bool = False) -> float:
+    groups, classes = blanket_plan(profile, family, victim_groups, refined)
+    worst, top = 0.0, None
     for gi in _visit_order(len(groups), family.blanket_top_first):
-        worst = max(worst, _group_value(family, groups, classes, gi, eps, worst))
+        v = _group_value(family, groups, classes, gi, eps, worst)
+        if v > worst:
+            worst, top = v, gi
         if worst >= 1.0:
             break
-    return float(min(worst, 1.0))
+    worst = float(min(worst, 1.0))
+    if (family.noise_scaled and not refined and top is not None and _wide(groups[top])
+            and worst > groups[top].delta_hi
+            and _refinement_pays(profile, family, victim_groups, groups[top], eps,
+                                 worst * (1.0 - NOISE_PROBE_GAIN))):
+        # the largest group spans a wide budget ratio and its pieces are below it: the
+        # refined plan, and the smaller of the two bounds (each is valid; docs/theory.md
+        # 15.3 (N10))
+        worst = min(worst, _blanket_delta(profile, family, eps, victim_groups, True))
+    return worst
+
+
+def _refinement_pays(profile: BudgetProfile, family: Family, victim_groups: int,
+                     group: VictimGroup, eps: float, below: float) -> bool:
+    """Whether every victim group of the refined plan has a bound at most ``below`` at
+    ``eps``: the pieces of the coarse group ``group`` first (the largest budgets first), then
+    the others, stopping at the first that does not.  Only then is the refined plan evaluated
+    in full (time only: either plan's bound is valid)."""
+    groups, classes = blanket_plan(profile, family, victim_groups, True)
+    pieces = [i for i, g in enumerate(groups) if group.start <= g.start and g.stop <= group.stop]
+    rest = [i for i in _visit_order(len(groups), family.blanket_top_first) if i not in pieces]
+    for i in sorted(pieces, key=lambda i: -groups[i].eps_hi) + rest:
+        if _group_value(family, groups, classes, i, eps, below) > below:
+            return False
+    return True
 
 
 def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binary_rr",
@@ -569,16 +611,27 @@ def blanket_eps(*, profile: BudgetProfile, delta: float, mechanism: Any = "binar
     got = lru_get(_EPS, key)
     if got is not None:
         return got
-    return lru_put(_EPS, key, _blanket_eps(profile, family, float(delta), mechanism,
-                                           int(victim_groups)), _EPS_SIZE)
+    eps, decider = _blanket_eps(profile, family, float(delta), mechanism, int(victim_groups))
+    if (family.noise_scaled and decider is not None and _wide(decider)
+            and _refinement_pays(profile, family, int(victim_groups), decider,
+                                 eps * (1.0 - NOISE_PROBE_GAIN), float(delta))):
+        # the deciding group spans a wide budget ratio and its pieces are certified a little
+        # below: the refined plan, and the smaller eps (each plan certifies its own;
+        # docs/theory.md 15.3 (N10))
+        eps = min(eps, _blanket_eps(profile, family, float(delta), mechanism,
+                                    int(victim_groups), True)[0])
+    return lru_put(_EPS, key, eps, _EPS_SIZE)
 
 
 def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism: Any,
-                 victim_groups: int) -> float:
+                 victim_groups: int, refined: bool = False
+                 ) -> tuple[float, VictimGroup | None]:
+    """(eps, the group whose solve set it, None if no solve did) for the plan of
+    :func:`blanket_plan` (``refined`` as there)."""
     from shuffledp.bounds.base import INVERSION_ATOL, INVERSION_RTOL
     from shuffledp.numerics import eps_from_delta
 
-    groups, classes = blanket_plan(profile, family, victim_groups)
+    groups, classes = blanket_plan(profile, family, victim_groups, refined)
 
     def shared() -> float:
         try:
@@ -591,8 +644,9 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
                 f"blanket cannot certify delta = {delta:g} for any eps <= 1000") from err
 
     if any(g.delta_hi >= delta for g in groups):
-        return shared()
+        return shared(), None  # (blanket_delta takes the refined plan where it applies)
     eps = 0.0
+    decider = None
     memo: dict = {}  # the two-region choice that won each group's last full evaluation
 
     def value(gi: int, e: float, worst: float, probe: bool = False) -> float:
@@ -616,7 +670,7 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
     # delta in the checks: any value > delta may be returned as 1)
     order = _visit_order(len(groups), family.blanket_top_first)
     if order and eps < groups[order[0]].eps_hi:
-        eps = solve(order[0], eps)
+        eps, decider = solve(order[0], eps), groups[order[0]]
     pending = order[1:]
     while pending:
         fails, far, unchecked = [], 0, []
@@ -631,6 +685,6 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
                         break
         fails.sort(key=lambda t: -t[0])
         if fails:
-            eps = solve(fails[0][1], eps)
+            eps, decider = solve(fails[0][1], eps), groups[fails[0][1]]
         pending = [gj for _, gj in fails[1:]] + unchecked
-    return eps
+    return eps, decider

@@ -51,13 +51,15 @@ from shuffledp.bounds.blanket.amplification import (
     _halfwidth,
 )
 from shuffledp.bounds.blanket.cells import lattice_law
+from shuffledp.bounds.blanket.pool import _merged
+from shuffledp.bounds.clones.aware import UserBins
 from shuffledp.caching import lru_get, lru_put, register_mapping
 
 sfft = lazy_module("scipy.fft")
 stats = lazy_module("scipy.stats")
 
-__all__ = ["d_upper", "d_chernoff", "centre_law", "two_region_value", "pb_lower_tail",
-           "LEVELS", "MAX_FFT_2R"]
+__all__ = ["d_upper", "d_chernoff", "centre_law", "two_region_value", "two_region_choice",
+           "pb_lower_tail", "LEVELS", "MAX_FFT_2R"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Probability levels of the strata of (N_H, N_L): at level p each count is at or above its
@@ -557,3 +559,36 @@ def two_region_value(case, low_g: NDArray, low_c: NDArray, high_g: NDArray, high
             if base + weights[k] * vals[k] >= stop_at:
                 return 1.0  # the sum is at least this
     return float(min(total(), 1.0))
+
+
+def two_region_choice(cases: list, classes: UserBins, a: int, b: int, stop: float,
+                      need: float = 0.0, min_high: float = 0.25) -> float:
+    """The largest two-region value over ``cases`` (one choice; docs/theory.md 15.4, "Two
+    coverage regions"), or a value >= ``stop`` as soon as one case reaches it; a case whose
+    cheaper bound is at most ``need`` keeps it (the group's value matters only above it).
+    Per case, the user of the group with the largest low mass and the one with the largest
+    high mass leave the pool: any victim's pool ("all but the victim") contains the pool so
+    obtained after one user of the victim's own kind is exchanged for one of no smaller
+    mass.  A choice whose centre users' expected reports are below ``min_high`` times the
+    low-mass users' is not evaluated (1; :mod:`shuffledp.bounds.blanket.bound`'s
+    ``TWO_REGION_MIN_HIGH``: time only)."""
+    value = 0.0
+    first = cases[0]
+    mu_low = float(np.dot(first.low, classes.counts))
+    if float(np.dot(first.high, classes.counts)) < min_high * mu_low:
+        return 1.0  # few reports from the centre's users: the choice would not pay (time only)
+    for case in cases:
+        cnt = classes.counts.copy()
+        for m in (case.low, case.high):
+            part = np.asarray(m, dtype=np.float64)[a:b]
+            if part.size and float(part.max()) > 0.0:
+                cnt[a + int(np.argmax(part))] -= 1
+        low_g, low_c = _merged(np.asarray(case.low, dtype=np.float64), cnt)
+        high_g, high_c = _merged(np.asarray(case.high, dtype=np.float64), cnt)
+        # a case whose Chernoff value is below the largest so far cannot raise it
+        value = max(value, two_region_value(case, low_g, low_c, high_g, high_c, stop,
+                                            law=centre_law(case.centre),
+                                            skip_below=max(value, need)))
+        if value >= stop:
+            break
+    return value

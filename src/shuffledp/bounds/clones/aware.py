@@ -296,12 +296,19 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
                  bin_group_edges, False, sig_a, sig_b, log_kappa)
 
 
-def _plan(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
+def _plan(profile: BudgetProfile, family: Family, groups: int, cuts=None) -> _Plan:
+    """The victim groups (equal counts, ``groups`` of them) and the user bins; ``cuts``
+    (a function of the tiers' eps and counts, returning tier indices) adds cuts between the
+    groups (any partition of the victims is valid: the ``blanket`` bound's own plan)."""
     tiers = _tiers(profile, family)
     if family.victim_order == "constant":  # the masses do not depend on the victim
         edges = np.array([0, tiers.counts.size], dtype=np.int64)
     else:
         edges = group_edges(tiers.counts, groups)
+        if cuts is not None:
+            extra = np.asarray(cuts(tiers.eps, tiers.counts), dtype=np.int64)
+            extra = extra[(extra > 0) & (extra < tiers.counts.size)]
+            edges = np.union1d(edges, extra).astype(np.int64)
     bins = _bins(profile, family, tiers, edges)
     out = []
     for gi, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
@@ -483,14 +490,16 @@ def _lru(cache: OrderedDict, key: tuple, build, size: int):
 
 
 def _cached_plan(profile: BudgetProfile, family: Family, groups: int,
-                 digest: str) -> _Plan:
-    return _lru(_PLANS, (digest, family.spec, groups), lambda: _plan(profile, family, groups),
-                _PLAN_CACHE_SIZE)
+                 digest: str, cuts=None, cuts_key: Any = None) -> _Plan:
+    return _lru(_PLANS, (digest, family.spec, groups, cuts_key),
+                lambda: _plan(profile, family, groups, cuts), _PLAN_CACHE_SIZE)
 
 
-def _plan_of(profile: BudgetProfile, family: Family, groups: int) -> _Plan:
-    """The cached plan, keyed by the profile's content digest."""
-    return _cached_plan(profile, family, groups, profile_digest(profile))
+def _plan_of(profile: BudgetProfile, family: Family, groups: int, cuts=None,
+             cuts_key: Any = None) -> _Plan:
+    """The cached plan, keyed by the profile's content digest (and ``cuts_key``, which
+    names the extra ``cuts`` of :func:`_plan`)."""
+    return _cached_plan(profile, family, groups, profile_digest(profile), cuts, cuts_key)
 
 
 #: Relative gain below which the downhill walk over cuts stops.
