@@ -96,7 +96,7 @@ NOISE_GROUP_RATIO = 1.05
 NOISE_MAX_PIECES = 10
 #: ... evaluated in full only when the pieces of the deciding wide group are all below it by
 #: this share (of eps for eps(delta), of delta for delta(eps)); time only.
-NOISE_PROBE_GAIN = 0.02
+NOISE_PROBE_GAIN = 0.05
 #: The two-region choice is evaluated only when its high users' expected blanket reports are
 #: at least this share of the low users', for at least this many users, and when its additive
 #: charge is below the best value so far (it only costs time otherwise).
