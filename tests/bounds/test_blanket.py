@@ -390,6 +390,19 @@ def test_chernoff_and_window_values_carry_the_law_charge():
     assert chernoff_bound(law, [0.5], [1000]) >= charge
 
 
+
+def _law_and_pool(rng: np.random.Generator, points: int, power: float, classes: int,
+                  heavy: bool = False) -> tuple[LatticeLaw, np.ndarray, np.ndarray]:
+    """A random lattice law of ``points`` points (lumpy: uniforms to a random power up to
+    ``power``; ``heavy``: its right part scaled down by up to 1e-12) and a random pool of
+    ``classes`` classes (masses, counts)."""
+    pmf = rng.random(points) ** rng.uniform(1.0, power)
+    if heavy:
+        pmf[int(points * rng.uniform(0.2, 0.9)):] *= 10.0 ** rng.uniform(-12, 0)
+    law = LatticeLaw(offset=-int(rng.integers(0, points)), pmf=pmf / pmf.sum(),
+                     step=float(10 ** rng.uniform(-3, 0)))
+    return law, rng.uniform(1e-6, 1.0, classes), rng.integers(1, 10**6, classes).astype(float)
+
 @pytest.mark.parametrize("points", [2, 37, 600, 1024, 1025, 3000])
 def test_chernoff_exponents_in_one_matrix_equal_the_scalar_formula(points):
     # the window's Chernoff exponents: every tilt at once (laws of at most MANY_MAX_POINTS
@@ -397,11 +410,7 @@ def test_chernoff_exponents_in_one_matrix_equal_the_scalar_formula(points):
     # e^700, the scalar fallback) to tiny ones
     rng = np.random.default_rng(points)
     for _ in range(5):
-        pmf = rng.random(points) ** rng.uniform(1.0, 6.0)
-        law = LatticeLaw(offset=-int(rng.integers(0, points)), pmf=pmf / pmf.sum(),
-                         step=float(10 ** rng.uniform(-3, 0)))
-        g = rng.uniform(1e-6, 1.0, 3)
-        c = rng.integers(1, 10**6, 3).astype(float)
+        law, g, c = _law_and_pool(rng, points, 6.0, 3)
         theta, mean = float(rng.uniform(0, 2)), float(rng.normal())
         for sign in (1, -1):
             for sd in (1e-3, 1.0, 1e3):
@@ -433,12 +442,7 @@ def test_golden_search_of_the_window_reach_finds_the_grid_minimum(seed):
     points = amp.MANY_MAX_POINTS + 1 + int(rng.integers(0, 6000))
     for _ in range(4):
         # heavy right tails (rare large values) as well as light ones
-        pmf = rng.random(points) ** rng.uniform(1.0, 8.0)
-        pmf[int(points * rng.uniform(0.2, 0.9)):] *= 10.0 ** rng.uniform(-12, 0)
-        law = LatticeLaw(offset=-int(rng.integers(0, points)), pmf=pmf / pmf.sum(),
-                         step=float(10 ** rng.uniform(-3, 0)))
-        g = rng.uniform(1e-6, 1.0, 4)
-        c = rng.integers(1, 10**6, 4).astype(float)
+        law, g, c = _law_and_pool(rng, points, 8.0, 4, heavy=True)
         theta, mean = float(rng.uniform(0, 1)), float(rng.normal())
         for sign in (1, -1):
             sd = float(10 ** rng.uniform(-2, 3))

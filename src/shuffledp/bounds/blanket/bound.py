@@ -156,7 +156,7 @@ def blanket_plan(profile: BudgetProfile, family: Family, groups: int = VICTIM_GR
         # mechanism-aware clones, with their ranges of sigma (victims in the order of sigma)
         if refined and NOISE_WIDE_RATIO > 0.0:
             plan = _plan_of(profile, family, groups,
-                            lambda e, c: _wide_group_cuts(e, c, groups),
+                            _wide_group_cuts,
                             ("wide", NOISE_WIDE_RATIO, NOISE_GROUP_RATIO, NOISE_MAX_PIECES))
         else:
             plan = _plan_of(profile, family, groups)
@@ -214,15 +214,14 @@ def _heavy_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[
     return np.asarray(sorted(out), dtype=np.int64)
 
 
-def _wide_group_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
-                     groups: int) -> NDArray[np.int64]:
-    """Tier indices inside each equal-count victim group (:func:`group_edges`) whose budgets
+def _wide_group_cuts(eps: NDArray[np.float64], edges: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Tier indices inside each equal-count victim group (tiers ``edges[g]:edges[g + 1]``,
+    :func:`group_edges`) whose budgets
     span a ratio above ``NOISE_WIDE_RATIO``, where the budget crosses the group's smallest
     times ``NOISE_GROUP_RATIO**k``: a sparse range of budgets (a clipped profile's tail) then
     gets narrow groups, whose victims are taken at a budget near their own.  Any partition of
     the victims is valid (Theorem 6 (iii)); the order of the tiers need not be that of eps
     (each group's cuts come from its own budgets)."""
-    edges = group_edges(counts, groups)
     out: list[NDArray[np.int64]] = []
     step = math.log(NOISE_GROUP_RATIO)
     for a, b in zip(edges[:-1], edges[1:], strict=True):

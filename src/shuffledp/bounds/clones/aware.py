@@ -298,15 +298,16 @@ def _bins(profile: BudgetProfile, family: Family, tiers: _Tiers,
 
 def _plan(profile: BudgetProfile, family: Family, groups: int, cuts=None) -> _Plan:
     """The victim groups (equal counts, ``groups`` of them) and the user bins; ``cuts``
-    (a function of the tiers' eps and counts, returning tier indices) adds cuts between the
-    groups (any partition of the victims is valid: the ``blanket`` bound's own plan)."""
+    (a function of the tiers' eps and the equal-count edges, returning tier indices) adds
+    cuts between the groups (any partition of the victims is valid: the ``blanket`` bound's
+    own plan)."""
     tiers = _tiers(profile, family)
     if family.victim_order == "constant":  # the masses do not depend on the victim
         edges = np.array([0, tiers.counts.size], dtype=np.int64)
     else:
         edges = group_edges(tiers.counts, groups)
         if cuts is not None:
-            extra = np.asarray(cuts(tiers.eps, tiers.counts), dtype=np.int64)
+            extra = np.asarray(cuts(tiers.eps, edges), dtype=np.int64)
             extra = extra[(extra > 0) & (extra < tiers.counts.size)]
             edges = np.union1d(edges, extra).astype(np.int64)
     bins = _bins(profile, family, tiers, edges)
