@@ -57,6 +57,31 @@ def test_solve_returns_a_certified_point_near_the_crossing(floor, c, use_floor):
     assert len(set(calls)) <= 40
 
 
+@pytest.mark.parametrize("ratio", [1.01, 1.3, 9.0])
+def test_up_steps_skipped_far_below_the_crossing(ratio):
+    """From another group's crossing ``a`` (``a > 0``), the up-steps are taken only when the
+    value there is at most ``UP_SKIP`` times the target: with a value far above, the same
+    certified point within the tolerance, and no probe in ``(a, 2.28 a]`` (the steps' range)
+    when the crossing lies above it."""
+    from shuffledp.bounds.blanket import solve as sv
+
+    target, c = 1e-6, 1e4
+    root = math.sqrt(-math.log(target) / c)
+    a = root / ratio
+    out = []
+    for value_a in (None, 1e3 * sv.UP_SKIP * target):
+        fn, calls = _bound(0.0, c, 3.0 * root)
+        x = _solve_group(fn, target, a, 10.0 * root, RTOL, ATOL, value_a=value_a)
+        assert fn(x) <= target
+        assert root * (1.0 - 1e-9) <= x <= root + 9.0 * max(ATOL, RTOL * root)
+        out.append(calls)
+    steps = [a * (1.0 + sv.UP_STEP * 4.0 ** k) for k in range(sv.UP_PROBES)]
+    assert steps[0] in out[0]  # the first step is always tried without a known value
+    assert not any(x in out[1] for x in steps)
+    if ratio > 2.28:
+        assert len(set(out[1])) < len(set(out[0]))
+
+
 def test_the_guide_never_certifies_a_point_above_the_target():
     """Just below the crossing the bound is the target plus one rounding: the guide's log of
     ``fn - floor`` there equals the target's in floating point, so a sign taken from the guide

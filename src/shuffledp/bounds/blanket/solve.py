@@ -22,14 +22,20 @@ __all__: list[str] = []
 #: dozens of steps up; time only).
 UP_STEP = 0.02
 UP_PROBES = 4
+#: ... skipped when the group's value at the other crossing is more than this many times the
+#: target (the crossing is then far above, and the steps would only cost evaluations; time
+#: only).  Measured: Laplace, normal_0.75_0.5, n = 10^4, the top group's value 3,000 times
+#: delta at the first crossing, its own 9 times higher.
+UP_SKIP = 100.0
 
 
 def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float,
-                 floor: float = 0.0) -> float:
+                 floor: float = 0.0, value_a: float | None = None) -> float:
     """An ``x`` in ``(a, b]`` with ``fn(x) <= target`` computed, within about
     ``max(atol, rtol x)`` of the crossing, for ``fn(a) > target >= fn(b)``: the bracket is
     narrowed by the points ``a (1 + UP_STEP 4^k)``, ``k < UP_PROBES``, when ``a > 0`` (another
-    group's crossing), then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
+    group's crossing) and ``value_a`` (``fn(a)``, if known) is at most ``UP_SKIP`` times the
+    target, then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
     when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
     else Brent's method on ``log fn`` (on ``log(fn - floor)`` when ``0 <= floor < target``:
     ``floor`` is the value where the group's amplification bound is 0, a plateau of ``log fn``
@@ -60,7 +66,7 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     if near <= a:
         return b
     certified = None  # the smallest probe with fn <= target
-    if a > 0.0:
+    if a > 0.0 and not (value_a is not None and value_a > UP_SKIP * target):
         # from another group's crossing: this one is usually a little above it
         step = UP_STEP
         for _ in range(UP_PROBES):

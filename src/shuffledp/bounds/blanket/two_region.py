@@ -231,7 +231,21 @@ def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
     """The pmf of Bin(l, q) (rounded up by 1e-12) on the full range 0..l, zero outside
     ``[lo2, hi2]``, the indices where it is at least ``BETA_SKIP``, and the mass outside them
     (computed from scipy's tails): only a window of about 13 standard deviations around the
-    mean is evaluated (every index with pmf >= BETA_SKIP lies in it)."""
+    mean is evaluated (every index with pmf >= BETA_SKIP lies in it).  Cached by ``(l, q)``
+    (read-only arrays): a solve evaluates the same strata at every probe (Laplace,
+    ``normal_1.5_0.5``, 10^4 users: 7,176 calls, 1,769 distinct)."""
+    key = (int(l_), float(q))
+    got = lru_get(_BETA_CACHE, key)
+    if got is None:
+        got = lru_put(_BETA_CACHE, key, _beta_uncached(*key), 4096)
+    return got
+
+
+_BETA_CACHE: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("two_region.beta", _BETA_CACHE)
+
+
+def _beta_uncached(l_: int, q: float) -> tuple[NDArray, int, int, float]:
     sd = math.sqrt(max(l_ * q * (1.0 - q), 0.0))
     a = max(0, int(math.floor(l_ * q - 13.0 * sd)) - 10)
     b = min(l_, int(math.ceil(l_ * q + 13.0 * sd)) + 10)
@@ -243,6 +257,7 @@ def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
         float(stats.binom.sf(hi2, l_, q)) if hi2 < l_ else 0.0)
     beta[:lo2] = 0.0
     beta[hi2 + 1:] = 0.0
+    beta.setflags(write=False)
     return beta, lo2, hi2, out_mass
 
 
