@@ -183,6 +183,101 @@ def test_d_bounds_at_larger_counts(case):
         assert up <= exact * (1 + 2e-9) + FFT_REST * ch + 1e-9, (case, h, l_, exact, up, ch)
 
 
+@pytest.mark.parametrize("case", range(4))
+def test_leave_one_out_thinning_inequality(case):
+    """docs/theory.md 15.4, "Thinned rows": for i.i.d. summands, E[(S^(c + j) - t)_+] <=
+    ((c + j) / c) E[(S^(c) - c t / (c + j))_+] for every t, by exact convolutions of random
+    integer laws (and it is an equality when the summands are constant)."""
+    rng = np.random.default_rng([SEED, 120 + case])
+    vals = np.sort(rng.choice(np.arange(-5, 4), size=4, replace=False)).astype(float)
+    mass = rng.dirichlet([1, 1, 1, 1])
+    base = np.bincount((vals - vals[0]).astype(int), weights=mass)
+
+    def stop_loss(c: int, t: float) -> float:
+        law = np.ones(1)
+        for _ in range(c):
+            law = np.convolve(law, base)
+        x = c * vals[0] + np.arange(law.size)
+        return float(np.dot(law, np.maximum(x - t, 0.0)))
+
+    for c in (1, 3, 12):
+        for j in (1, 2, 7):
+            for t in rng.uniform(-3.0 * c, 2.0 * c, 6):
+                lhs = stop_loss(c + j, t)
+                rhs = (c + j) / c * stop_loss(c, c * t / (c + j))
+                assert lhs <= rhs * (1 + 1e-12) + 1e-15, (c, j, t, lhs, rhs)
+
+
+@pytest.mark.parametrize("c2", [0, 1, 5, 37, 400, 30_000, 10**6])
+def test_half_binomial_window_bounds_the_exact_law(c2):
+    """The window of Bin(c2, 1/2): its pmf at or above scipy's (and within its rounding
+    margin: 3e-7 relative at c2 = 10^6, 1e-9 at 10^4), the masses
+    left out below and above and E[(K - k1)_+] at or above the exact ones."""
+    from shuffledp.bounds.blanket.two_region import _half_binomial_window
+
+    k0, k1, pk, p_left, p_right, e_right = (np.asarray(v) for v in
+                                            _half_binomial_window(np.array([c2])))
+    k0, k1 = int(k0[0]), int(k1[0])
+    row = pk[0][: k1 - k0 + 1]
+    exact = stats.binom.pmf(np.arange(k0, k1 + 1), c2, 0.5)
+    assert np.all(row >= exact * (1 - 1e-15))
+    # (raised by the rounding margin: 64 ulps of the log-gamma terms' magnitudes)
+    from scipy.special import gammaln
+    margin = 64.0 * 2.0**-53 * (3.0 * gammaln(c2 + 1.0) + c2 * math.log(2.0)) + 1e-11
+    assert np.all(row <= exact * math.exp(2.0 * margin + 1e-10) + 1e-300)
+    assert np.all(pk[0][k1 - k0 + 1:] == 0.0)
+    assert p_left[0] >= (stats.binom.cdf(k0 - 1, c2, 0.5) if k0 > 0 else 0.0)
+    assert p_right[0] >= stats.binom.sf(k1, c2, 0.5)
+    if k1 < c2:
+        k = np.arange(k1 + 1, min(c2, k1 + 60 * int(math.sqrt(c2) + 1)) + 1)
+        assert e_right[0] >= float(np.dot(k - k1, stats.binom.pmf(k, c2, 0.5)))
+    else:
+        assert p_right[0] == 0.0 and e_right[0] == 0.0
+    if c2 >= 400:  # the window is cut on both sides, and what it leaves out is negligible
+        assert 0 < k0 and k1 < c2 and p_left[0] < 1e-7 and p_right[0] < 1e-7
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_d_upper_thinned_stays_above_the_exact_sum(case, monkeypatch):
+    """With coarse thinning (rows of c1 up to 30% above their base's share its FFT) and the
+    binomial window cut (counts in the hundreds): exact D <= d_upper <= d_chernoff, with fewer
+    inverse FFTs than without thinning (the path is taken)."""
+    import scipy.fft
+
+    import shuffledp.bounds.blanket.two_region as tr
+
+    rows: list[int] = []
+
+    class Counted:  # scipy.fft, counting the rows of the inverse transforms
+        rfft = staticmethod(scipy.fft.rfft)
+        next_fast_len = staticmethod(scipy.fft.next_fast_len)
+
+        @staticmethod
+        def irfft(x, n, axis):
+            rows.append(np.shape(x)[0])
+            return scipy.fft.irfft(x, n, axis=axis)
+
+    monkeypatch.setattr(tr, "sfft", Counted)
+    rng = np.random.default_rng([SEED, 130 + case])
+    while True:  # an instance whose D is not negligible (else no FFT is spent on it)
+        vals, mass, q, hi, lo, law = _discrete_instance(rng)
+        q = float(rng.uniform(0.3, 0.6))  # many reports in the tails: the window is cut
+        if _d_convolved(vals, mass, hi, lo, q, 40, 120) > 1e-6:
+            break
+    used = {0.0: 0, 0.3: 0}
+    for h, l_ in ((10, 200), (40, 120)):
+        exact = _d_convolved(vals, mass, hi, lo, q, h, l_)
+        ch = d_chernoff(law, hi, lo, q, h, l_)
+        for thin in used:
+            monkeypatch.setattr(tr, "THIN_RTOL", thin)
+            rows.clear()
+            got = d_upper(law, hi, lo, q, h, l_)
+            used[thin] += sum(rows)
+            assert exact * (1 - 1e-9) - 1e-14 <= got <= ch * (1 + 1e-12), (case, h, l_, thin,
+                                                                           exact, got, ch)
+    assert 0 < used[0.3] < used[0.0], used
+
+
 def test_strata_probabilities_bound_the_exact_joint_tails():
     """Every stratum (h_k, l_k, e_k): e_k <= Pr[N_H >= h_k] Pr[N_L >= l_k] (exact pmfs by
     convolution), levels non-decreasing, e_k non-increasing."""

@@ -56,6 +56,7 @@ from shuffledp.bounds.clones.aware import UserBins
 from shuffledp.caching import lru_get, lru_put, register_mapping
 
 sfft = lazy_module("scipy.fft")
+special = lazy_module("scipy.special")
 stats = lazy_module("scipy.stats")
 
 __all__ = ["d_upper", "d_chernoff", "centre_law", "two_region_value", "two_region_choice",
@@ -86,6 +87,10 @@ MAX_FFT_2R = 1 << 17
 FFT_REST = 1e-5
 #: Rows (values of c2) per batch of inverse FFTs.
 CHUNK = 32
+#: A row of c1 centre summands takes the FFT of a base row of c summands, c <= c1 <= c (1 +
+#: THIN_RTOL) (leave-one-out thinning, docs/theory.md 15.4 "Thinned rows"; 0: every row its
+#: own).
+THIN_RTOL = 1e-4
 #: Largest FFT points times values of c2 of one D(h, l) (about 0.025 s per 1e6 on one core);
 #: beyond, each D is bounded by :func:`d_chernoff` (its cost grows like the number of users).
 MAX_WORK_2R = 1 << 20
@@ -218,6 +223,50 @@ def _half_binomial(c: int) -> NDArray:
 _HALF_BINOMIAL: OrderedDict[int, NDArray] = OrderedDict()
 register_mapping("two_region.half_binomial", _HALF_BINOMIAL)
 
+#: Half-width of the window of Bin(c2, 1/2) in :func:`_half_binomial_window`, in units of
+#: sqrt(c2) (6 standard deviations; Hoeffding: at most e^{-2 K_WINDOW^2} = 1.5e-8 of its mass
+#: beyond each end, charged with the values at the window's ends, docs/theory.md 15.4).
+K_WINDOW = 3.0
+
+
+def _half_binomial_window(c2: NDArray) -> tuple[NDArray, ...]:
+    """``(k0, k1, pk, p_left, p_right, e_right)``: per row, the pmf of Bin(c2, 1/2) on ``k0 ..
+    k0 + w - 1`` (a common width w; 0 beyond ``k1``), rounded up, with ``|k - c2/2| <= K_WINDOW
+    sqrt(c2)``; upper bounds on ``Pr[K < k0]``, ``Pr[K > k1]`` and ``E[(K - k1)_+]`` (Hoeffding:
+    ``Pr[K >= c2/2 + m] <= exp(-2 m^2 / c2)``, and ``sum_{j > k1} Pr[K >= j] <= int_m^inf
+    exp(-2 y^2 / c2) dy <= exp(-2 m^2 / c2) c2 / (4 m)``, ``m = k1 - c2/2``; 0 where nothing is
+    left out).  The pmf is ``exp`` of ``lgamma(c2 + 1) - lgamma(k + 1) - lgamma(c2 - k + 1) -
+    c2 log 2`` (one table of ``gammaln`` over the integers involved), raised by 64 ulps of the
+    sum of those terms' magnitudes (scipy's ``gammaln`` is accurate to a few ulps) and by
+    1e-12."""
+    c2 = np.asarray(c2, dtype=np.int64)
+    half = c2 / 2.0
+    m = K_WINDOW * np.sqrt(c2.astype(np.float64))
+    k0 = np.maximum(np.ceil(half - m), 0.0).astype(np.int64)
+    k1 = np.minimum(np.floor(half + m), c2).astype(np.int64)
+    w = int((k1 - k0).max()) + 1
+    kk = k0[:, None] + np.arange(w)[None, :]
+    ok = kk <= k1[:, None]
+    kk = np.where(ok, kk, k0[:, None])
+    rest = c2[:, None] - kk
+    base = int(min(int(k0.min()), int(rest.min())))
+    table = special.gammaln(np.arange(base, int(c2.max()) + 1, dtype=np.float64) + 1.0)
+    lg_n = table[c2 - base][:, None]
+    lg_k, lg_r = table[kk - base], table[rest - base]
+    two = (c2 * math.log(2.0))[:, None]
+    log_p = lg_n - lg_k - lg_r - two
+    # (|lgamma(k + 1)|, |lgamma(c2 - k + 1)| <= lgamma(c2 + 1) for integers: one slack per row)
+    slack = 64.0 * _U * (3.0 * np.abs(lg_n) + two) + 1e-12
+    pk = np.where(ok, np.exp(np.minimum(log_p + slack, 0.0)), 0.0)
+    c2f = np.maximum(c2.astype(np.float64), 1.0)
+    p_left = np.where(k0 > 0, np.exp(-2.0 * (half - (k0 - 1)) ** 2 / c2f), 0.0)
+    p_right = np.where(k1 < c2, np.exp(-2.0 * ((k1 + 1) - half) ** 2 / c2f), 0.0)
+    m_r = np.maximum(k1 - half, 1e-300)
+    e_right = np.where(k1 < c2, np.exp(-2.0 * m_r ** 2 / c2f) * c2f / (4.0 * m_r), 0.0)
+    up = 1.0 + 1e-12
+    return (k0, k1, pk, np.minimum(p_left, 1.0) * up, np.minimum(p_right, 1.0) * up,
+            e_right * up)
+
 
 def centre_law(cells, sd_steps: int = SD_STEPS_2R) -> LatticeLaw:
     """The lattice law of the centre cells (``sd_steps`` lattice steps per standard deviation)."""
@@ -330,13 +379,32 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     fac = _factor(law, n_tot)
     if chosen.size == 0:
         return float(terms.sum() * (1.0 + 1e-9) * fac + charge)
-    c1_max = int(c1s[chosen].max())
+    # leave-one-out thinning (docs/theory.md 15.4, "Thinned rows"): the rows (values of c2)
+    # whose c1 lies within THIN_RTOL above a base c share the base's FFT, by
+    # E[(S^(c1) - t)_+] <= (c1 / c) E[(S^(c) - c t / c1)_+] for c <= c1
+    order_r = np.argsort(c1s[chosen], kind="stable")
+    rows_all = chosen[order_r]
+    c1_sorted = c1s[rows_all]
+    base_list: list[int] = []
+    base_of = np.empty(rows_all.size, dtype=np.int64)
+    i = 0
+    while i < rows_all.size:
+        c = int(c1_sorted[i])
+        j = int(np.searchsorted(c1_sorted, c + int(THIN_RTOL * c), side="right"))
+        base_of[i:j] = len(base_list)
+        base_list.append(c)
+        i = j
+    bases = np.asarray(base_list, dtype=np.int64)
+    c1_max = int(bases.max())
     hw_max = _halfwidth(c1_max * var, span, WINDOW_TAIL)
     k_lo, k_hi = law.offset, law.offset + p.size - 1  # S_1 / d lies in [c1 k_lo, c1 k_hi]
     width = min(int(math.ceil(2.0 * hw_max / d)) + 4, c1_max * (k_hi - k_lo) + 3)
     n_fft = int(sfft.next_fast_len(max(width, 16), real=True))  # 2^a 3^b 5^c
     big = h + l_ <= BIG_FFT_MAX_REPORTS
     max_fft, max_work = (MAX_FFT_2R_BIG, MAX_WORK_2R_BIG) if big else (MAX_FFT_2R, MAX_WORK_2R)
+    # (the limit counts every row, as before the thinning: with the bases alone, the FFT
+    # bound reaches the large pools of 10^6 users, 3-6% tighter there (Laplace, U[0.5, 2]
+    # and normal_0.75_0.5) for 2.5 times the time of the whole bound: time only)
     if n_fft > max_fft or n_fft * chosen.size > max_work:
         return float(terms.sum() * (1.0 + 1e-9) * fac + charge)  # too costly: Chernoff's
     a0 = np.zeros(n_fft)
@@ -348,16 +416,13 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     log_abs_f = np.where(np.isfinite(log_abs), log_abs, -1e4)  # |phi| = 0: exp(k * -1e4) = 0
     err_q = 5.0 * _U * math.log2(n_fft) * min(math.sqrt(n_fft) * float(np.linalg.norm(p)),
                                               float(p.sum()))  # (as amplification's, N6)
-    rows = chosen
     log2n = math.log2(n_fft)
-    for start in range(0, rows.size, CHUNK):
-        r = rows[start:start + CHUNK]
-        c1 = c1s[r].astype(np.float64)
-        c2 = c2s[r]
-        a, bb = a_w[r], b_w[r]
-        # the law of S_1 (c1 summands) on its window, one row per c2; frequencies with
-        # |phi|^(c1 - 1) < e^-300 are left out (each entry of the inverse moves by less than
-        # e^-300: charged), which also keeps subnormal numbers out
+    for start in range(0, bases.size, CHUNK):
+        c_int = bases[start:start + CHUNK]
+        c1 = c_int.astype(np.float64)
+        # the law of S_1 (c1 summands: the bases) on its window, one row per base;
+        # frequencies with |phi|^(c1 - 1) < e^-300 are left out (each entry of the inverse
+        # moves by less than e^-300: charged), which also keeps subnormal numbers out
         cols = np.flatnonzero((float(c1.min()) - 1.0) * log_abs_f > -300.0)
         lp, la = log_phi[cols][None, :], log_abs_f[cols][None, :]
         keep = (c1[:, None] - 1.0) * la > -300.0
@@ -366,7 +431,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
             mod = np.abs(part)
             err_phi = np.where(keep, c1[:, None] * np.exp((c1[:, None] - 1.0) * la) * err_q
                                + 4.0 * _U * (c1[:, None] * np.abs(lp) + 1.0) * mod, 0.0)
-        pw = np.zeros((r.size, phi.size), dtype=complex)
+        pw = np.zeros((c_int.size, phi.size), dtype=complex)
         pw[:, cols] = part
         f = sfft.irfft(pw, n_fft, axis=1)
         # (the half spectrum of a real sequence: the other half holds the conjugates)
@@ -376,20 +441,28 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         mean1 = c1 * mu
         hw = np.array([_halfwidth(c * var, span, WINDOW_TAIL) for c in c1])
         # the window: around the mean, within S_1's support (no mass beyond it)
-        sup_lo = c1s[r] * k_lo
-        lo_idx = np.maximum(np.floor((mean1 - hw) / d).astype(np.int64) - 1, sup_lo - 1)
-        top = lo_idx + n_fft - 1
+        sup_lo = c_int * k_lo
+        lo_b = np.maximum(np.floor((mean1 - hw) / d).astype(np.int64) - 1, sup_lo - 1)
+        top = lo_b + n_fft - 1
         eta_hi = np.array([0.0 if tp >= c * k_hi else _bernstein(tp * d - m, c * var, span)
-                           for tp, m, c in zip(top, mean1, c1s[r], strict=True)])
-        # thresholds t = -bb s2 / a (s2 over the c2 + 1 values of S_2, padded with weight 0)
-        kmax = int(c2.max())
-        kk = np.arange(kmax + 1)[None, :]
+                           for tp, m, c in zip(top, mean1, c_int, strict=True)])
+        # the rows of these bases: thresholds t = -bb s2 / a (s2 over the c2 + 1 values of
+        # S_2, padded with weight 0), taken to the base as c t / c1
+        mem = np.flatnonzero((base_of >= start) & (base_of < start + c_int.size))
+        r = rows_all[mem]
+        br = base_of[mem] - start  # each row's base, as a row of f
+        c2 = c2s[r]
+        a, bb = a_w[r], b_w[r]
+        ratio = c1[br] / c1s[r].astype(np.float64)  # c / c1 <= 1
+        lo_idx = lo_b[br]
+        # S_2 = k tail_hi + (c2 - k) tail_lo, k ~ Bin(c2, 1/2), on the window
+        # |k - c2/2| <= K_WINDOW sqrt(c2) (Hoeffding: the mass outside at most
+        # 2 exp(-2 K_WINDOW^2), charged below)
+        k0, k1, pk, p_left, p_right, e_right = _half_binomial_window(c2)
+        kk = k0[:, None] + np.arange(pk.shape[1])[None, :]
         valid = kk <= c2[:, None]
-        pk = np.zeros((r.size, kmax + 1))
-        for i, c in enumerate(c2):
-            pk[i, :c + 1] = _half_binomial(int(c)) if c >= 1 else 1.0
         s2 = np.where(valid, kk * tail_hi + (c2[:, None] - kk) * tail_lo, 0.0)
-        t = -bb[:, None] * s2 / a[:, None]
+        t = -bb[:, None] * s2 / a[:, None] * ratio[:, None]
         # only the window's part at and above the lowest threshold of weight >= 1e-30 is
         # needed (offset j0; a lower threshold t takes pi(t_0) + t_0 - t, pi's slope being
         # at least -1)
@@ -397,13 +470,13 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         pos0 = np.where(heavy, t / d - lo_idx[:, None], np.inf)
         j0 = int(np.clip(np.floor(float(pos0.min())) - 1, 0, n_fft - 2))
         width_w = n_fft - j0
-        idx = lo_idx[:, None] + j0 + np.arange(width_w)[None, :]
+        idx = lo_b[:, None] + j0 + np.arange(width_w)[None, :]
         g = np.maximum(np.take_along_axis(f, idx % n_fft, axis=1) + err[:, None], 0.0)
         # Pr[S_1 >= d j] <= G(j) (suffix sums), E[(S_1 - d j)_+] <= d sum_{m > j} G(m) + the
         # mass beyond the window (S_1 <= c1 x_max)
         gs = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
         pi = d * np.concatenate([np.cumsum(gs[:, ::-1], axis=1)[:, ::-1][:, 1:],
-                                 np.zeros((r.size, 1))], axis=1)
+                                 np.zeros((c_int.size, 1))], axis=1)
         pi = pi + np.maximum(c1[:, None] * x_max - idx * d, 0.0) * eta_hi[:, None]
         # pi interpolated linearly (exact between lattice points)
         lo_idx = lo_idx + j0
@@ -413,11 +486,22 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         below = pos < 0
         j = np.clip(np.floor(pos), 0, n_w - 2).astype(np.int64)
         fr = np.clip(pos - j, 0.0, 1.0)
-        mid_v = (np.take_along_axis(pi, j, axis=1) * (1.0 - fr)
-                 + np.take_along_axis(pi, j + 1, axis=1) * fr)
-        vals = np.where(above, np.maximum(c1[:, None] * x_max - t, 0.0) * eta_hi[:, None],
-                        np.where(below, pi[:, :1] + (lo_idx[:, None] * d - t), mid_v))
-        terms[r] = np.minimum(terms[r], a * np.sum(pk * vals, axis=1))
+        flat = pi.ravel()  # (each row reads its base's row of pi)
+        at = br[:, None] * n_w + j
+        mid_v = flat[at] * (1.0 - fr) + flat[at + 1] * fr
+        vals = np.where(above, np.maximum(c1[br][:, None] * x_max - t, 0.0)
+                        * eta_hi[br][:, None],
+                        np.where(below, pi[br, :1] + (lo_idx[:, None] * d - t), mid_v))
+        # the k outside the window (docs/theory.md 15.4): t is non-increasing in k (s2 is
+        # non-decreasing, tail_hi >= tail_lo) and pi non-increasing with slope >= -1, so
+        # below the window each value is at most the first's, above at most the last's plus
+        # (k - k1) |dt|, dt the step of t per k
+        dt = bb / a * ratio * max(tail_hi - tail_lo, 0.0)
+        out = (p_left * vals[:, 0]
+               + p_right * np.take_along_axis(vals, (k1 - k0)[:, None], 1)[:, 0] + dt * e_right)
+        # the base's bound times c1 / c (rounded up: a few ulps)
+        terms[r] = np.minimum(terms[r], a * (np.sum(pk * vals, axis=1) + out) / ratio
+                              * (1.0 + 8.0 * _U))
     return float(terms.sum() * (1.0 + 1e-9) * fac + charge)
 
 
