@@ -36,10 +36,12 @@ and ``s_lo`` = the case's edges, ``q2`` = Q_2, ``q`` = q, ``big_e`` = e^eps.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.blanket import Cells, TwoRegionCase, mean_error
 from shuffledp.families.laplace_blanket import _side_mass
 
@@ -113,11 +115,7 @@ def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_
     r_s = math.exp(s / b) - big_e * math.exp(-s / b)
     l_s = math.exp(-s / b) - big_e * math.exp(s / b)
     side = 0.5 * (math.exp(-s / b) - q) / keep  # nu_1([s, T]) = nu_1([-T, -s])
-    edges = np.concatenate([np.linspace(-s, 0.0, pieces + 1)[:-1], np.linspace(0.0, s, pieces + 1)])
-    lo_w, hi_w = edges[:-1], edges[1:]
-    om = _side_mass(lo_w, hi_w, 0.0, b)
-    p0 = _side_mass(lo_w, hi_w, s, b)
-    p1 = _side_mass(lo_w, hi_w, -s, b)
+    lo_w, hi_w, om, p0, p1 = _centre_masses(float(b), float(s), int(pieces))
 
     def ell(w: NDArray) -> tuple[NDArray, NDArray]:
         """l_1 at w and a bound on its rounding (exponents of size at most 2 s / b)"""
@@ -148,6 +146,29 @@ def centre_cells(b: float, eps: float, s: float, t: float, pieces: int = CENTRE_
                  mean_error=mean_error(max(rel_cells, rel_victim) + 2.0 * _U, p0, p1, eps))
 
 
+def _centre_masses(b: float, s: float, pieces: int) -> tuple[NDArray, ...]:
+    """The cells' edges and their masses under Lap(0, b), Lap(s, b) and Lap(-s, b) (they do
+    not depend on eps: cached, read-only, for the probes of a solve; time only)."""
+    key = (b, s, pieces)
+    got = lru_get(_CENTRE_MASSES, key)
+    if got is None:
+        edges = np.concatenate([np.linspace(-s, 0.0, pieces + 1)[:-1],
+                                np.linspace(0.0, s, pieces + 1)])
+        lo_w, hi_w = edges[:-1], edges[1:]
+        got = (lo_w, hi_w, _side_mass(lo_w, hi_w, 0.0, b), _side_mass(lo_w, hi_w, s, b),
+               _side_mass(lo_w, hi_w, -s, b))
+        for a in got:
+            a.setflags(write=False)
+        got = lru_put(_CENTRE_MASSES, key, got, 256)
+    return got
+
+
+_CENTRE_MASSES: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("laplace_two_region.centre_masses", _CENTRE_MASSES)
+_MASSES: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("laplace_two_region.masses", _MASSES)
+
+
 def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArray, t: float,
                       c_k: float, k_far: float = K_FAR, low_ratio: float = LOW_RATIO
                       ) -> tuple[NDArray, NDArray]:
@@ -163,6 +184,21 @@ def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArr
     """
     a = np.asarray(eps_a, dtype=np.float64)
     bb = np.asarray(eps_b, dtype=np.float64)
+    # (they do not depend on eps: cached for the probes of a solve, read-only; time only)
+    key = (float(eps_lo), float(eps_hi), a.tobytes(), bb.tobytes(), float(t), float(c_k),
+           float(k_far), float(low_ratio))
+    got = lru_get(_MASSES, key)
+    if got is None:
+        got = _two_region_masses(float(eps_lo), float(eps_hi), a, bb, float(t), float(c_k),
+                                 float(k_far), float(low_ratio))
+        for arr in got:
+            arr.setflags(write=False)
+        got = lru_put(_MASSES, key, got, 1024)
+    return got
+
+
+def _two_region_masses(eps_lo: float, eps_hi: float, a: NDArray, bb: NDArray, t: float,
+                       c_k: float, k_far: float, low_ratio: float) -> tuple[NDArray, NDArray]:
     low = bb <= low_ratio * eps_lo
     log_keep = math.log(-math.expm1(-t))
     log_keep_far = math.log(-math.expm1(-k_far))
