@@ -278,6 +278,13 @@ def test_d_upper_thinned_stays_above_the_exact_sum(case, monkeypatch):
     assert 0 < used[0.3] < used[0.0], used
 
 
+def test_d_upper_rejects_tail_atoms_out_of_order():
+    """The window's charges need tail_hi >= tail_lo: the reverse is a clear error."""
+    law = LatticeLaw(offset=-2, pmf=np.array([0.25, 0.5, 0.25]), step=1.0)
+    with pytest.raises(ValueError, match="tail_hi"):
+        d_upper(law, -1.0, 0.5, 0.2, 3, 4)
+
+
 def test_strata_probabilities_bound_the_exact_joint_tails():
     """Every stratum (h_k, l_k, e_k): e_k <= Pr[N_H >= h_k] Pr[N_L >= l_k] (exact pmfs by
     convolution), levels non-decreasing, e_k non-increasing."""

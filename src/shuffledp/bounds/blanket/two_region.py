@@ -347,6 +347,8 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     ``BIG_FFT_MAX_REPORTS`` reports).  ``terms``: :func:`_chernoff_terms` of the same
     arguments, if at hand."""
     h, l_ = int(h), int(l_)
+    if not tail_hi >= tail_lo:  # (the window's charges take t non-increasing in k)
+        raise ValueError(f"tail_hi must be >= tail_lo, got {tail_hi!r} < {tail_lo!r}")
     x = law.values
     p = law.pmf
     d = law.step
