@@ -206,6 +206,12 @@ def test_leave_one_out_thinning_inequality(case):
                 lhs = stop_loss(c + j, t)
                 rhs = (c + j) / c * stop_loss(c, c * t / (c + j))
                 assert lhs <= rhs * (1 + 1e-12) + 1e-15, (c, j, t, lhs, rhs)
+    # for a measure of mass s (the lattice pmf within its rounding) the factor s^j
+    base = base * 1.3
+    for c, j, t in ((2, 3, 0.5), (5, 4, -1.0), (9, 2, 1.0)):
+        lhs = stop_loss(c + j, t)
+        rhs = (c + j) / c * stop_loss(c, c * t / (c + j))
+        assert lhs <= rhs * 1.3 ** j * (1 + 1e-12) + 1e-15, (c, j, t, lhs, rhs)
 
 
 @pytest.mark.parametrize("c2", [0, 1, 5, 37, 400, 30_000, 10**6])

@@ -420,6 +420,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     err_q = 5.0 * _U * math.log2(n_fft) * min(math.sqrt(n_fft) * float(np.linalg.norm(p)),
                                               float(p.sum()))  # (as amplification's, N6)
     log2n = math.log2(n_fft)
+    log_mass = math.log(math.fsum(p) * (1.0 + 4.0 * _U)) if p.size else 0.0  # (rounded up)
     for start in range(0, bases.size, CHUNK):
         c_int = bases[start:start + CHUNK]
         c1 = c_int.astype(np.float64)
@@ -502,9 +503,11 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
         dt = bb / a * ratio * max(tail_hi - tail_lo, 0.0)
         out = (p_left * vals[:, 0]
                + p_right * np.take_along_axis(vals, (k1 - k0)[:, None], 1)[:, 0] + dt * e_right)
-        # the base's bound times c1 / c (rounded up: a few ulps)
+        # the base's bound times c1 / c, and s^(c1 - c) for a lattice pmf of mass s > 1 (the
+        # lemma for a measure: each copy integrated out gives s); rounded up by a few ulps
+        extra = (c1s[r] - c1[br]) * log_mass if log_mass > 0.0 else 0.0
         terms[r] = np.minimum(terms[r], a * (np.sum(pk * vals, axis=1) + out) / ratio
-                              * (1.0 + 8.0 * _U))
+                              * np.exp(extra) * (1.0 + 16.0 * _U))
     return float(terms.sum() * (1.0 + 1e-9) * fac + charge)
 
 
