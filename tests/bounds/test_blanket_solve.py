@@ -82,6 +82,40 @@ def test_up_steps_skipped_far_below_the_crossing(ratio):
         assert len(set(out[1])) < len(set(out[0]))
 
 
+def test_a_bound_that_rises_again_near_the_top_is_still_solved():
+    """A computed bound need not be monotone: rounding charges that grow like e^eps put it
+    above the target near the group's largest budget, and the downward probes from there
+    fail too.  The solve then searches up from its start and returns a certified point near
+    the crossing, not the group's largest budget."""
+    target, root, b = 1e-12, 0.0094, 50.0
+
+    def fn(x: float) -> float:
+        if x < root:
+            return 1e-3 * (1.0 - x / root) + 2.0 * target
+        return target * min(1.0, 1e-2 * math.exp(x) / math.exp(1.0)) if x < 6.0 else 1.0
+
+    x = _solve_group(fn, target, 7.9e-5, b, RTOL, ATOL, value_a=fn(7.9e-5))
+    assert fn(x) <= target
+    assert root <= x <= root + 9.0 * max(ATOL, RTOL * root)
+
+
+def test_blanket_certifies_a_budget_of_50_among_many():
+    """Laplace users at eps 0.5 and 1 (10^5 each) and five at eps 50, delta = 1e-12: the
+    eps-50 victims' computed bound is 1 just below 50 (its charges grow like e^eps), yet the
+    blanket certifies an eps far below, at or above the certified lower bound, every group
+    at most delta there (before, the solve returned 50: vacuous)."""
+    prof = BudgetProfile.from_histogram([0.5, 1.0, 50.0], [100_000, 100_000, 5])
+    clear_caches()
+    eps = bb.blanket_eps(profile=prof, delta=1e-12, mechanism="laplace")
+    assert eps < 0.5
+    assert eps >= get_bound("tier_sum_lower").eps(profile=prof, delta=1e-12,
+                                                  mechanism="laplace") * (1 - 1e-9)
+    family = get_family("laplace")
+    groups, classes = bb.blanket_plan(prof, family)
+    for gi in range(len(groups)):
+        assert bb._group_value(family, groups, classes, gi, eps, 0.0) <= 1e-12
+
+
 def test_the_guide_never_certifies_a_point_above_the_target():
     """Just below the crossing the bound is the target plus one rounding: the guide's log of
     ``fn - floor`` there equals the target's in floating point, so a sign taken from the guide

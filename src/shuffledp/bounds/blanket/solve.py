@@ -36,7 +36,9 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     narrowed by the points ``a (1 + UP_STEP 4^k)``, ``k < UP_PROBES``, when ``a > 0`` (another
     group's crossing) and ``value_a`` (``fn(a)``, if known) is at most ``UP_SKIP`` times the
     target, then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
-    when none has ``fn <= target``, ``b`` itself if ``fn(near)`` is still above the target;
+    when none has ``fn <= target`` and ``fn(near)`` is above it too (a bound that is not
+    monotone: rounding charges growing like e^eps), the points ``2^k`` times the start up to
+    the first failing probe, ``b`` itself if none of them is certified;
     else Brent's method on ``log fn`` (on ``log(fn - floor)`` when ``0 <= floor < target``:
     ``floor`` is the value where the group's amplification bound is 0, a plateau of ``log fn``
     far above the crossing) locates the crossing r (``scipy.optimize.brentq``),
@@ -66,6 +68,7 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     if near <= a:
         return b
     certified = None  # the smallest probe with fn <= target
+    start = a
     if a > 0.0 and not (value_a is not None and value_a > UP_SKIP * target):
         # from another group's crossing: this one is usually a little above it
         step = UP_STEP
@@ -86,9 +89,21 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
                 a = x
                 break
             certified, x = x, x / 8.0
+    if certified is None and g(near) > 0.0:
+        # nothing certified from near b down to the failing probe: either the crossing is
+        # within the tolerance of b (often a jump at the group's largest budget, where
+        # delta_G falls), or the computed bound is not monotone (its rounding charges grow
+        # like e^eps: Laplace victims at eps 50 are charged 1 near it): from the start up,
+        # doubling (only where the probes above failed; every point returned is certified)
+        prev, x = start, 2.0 * start
+        while 0.0 < x < a:
+            if g(x) <= 0.0:
+                certified, a = x, prev
+                break
+            prev, x = x, 2.0 * x
+        if certified is None:
+            return b
     if certified is None:
-        if g(near) > 0.0:  # the crossing is within the tolerance of b (often a jump at the
-            return b       # group's largest budget, where delta_G falls)
         certified = near
     b = certified
     try:
