@@ -41,7 +41,7 @@ from collections import OrderedDict
 import numpy as np
 from numpy.typing import NDArray
 
-from shuffledp.caching import lru_get, lru_put, register_mapping
+from shuffledp.caching import frozen_value, lru_get, lru_put, register_mapping
 from shuffledp.families.blanket import Cells, TwoRegionCase, mean_error
 from shuffledp.families.laplace_blanket import _side_mass
 
@@ -155,11 +155,9 @@ def _centre_masses(b: float, s: float, pieces: int) -> tuple[NDArray, ...]:
         edges = np.concatenate([np.linspace(-s, 0.0, pieces + 1)[:-1],
                                 np.linspace(0.0, s, pieces + 1)])
         lo_w, hi_w = edges[:-1], edges[1:]
-        got = (lo_w, hi_w, _side_mass(lo_w, hi_w, 0.0, b), _side_mass(lo_w, hi_w, s, b),
-               _side_mass(lo_w, hi_w, -s, b))
-        for a in got:
-            a.setflags(write=False)
-        got = lru_put(_CENTRE_MASSES, key, got, 256)
+        got = lru_put(_CENTRE_MASSES, key, frozen_value(
+            (lo_w, hi_w, _side_mass(lo_w, hi_w, 0.0, b), _side_mass(lo_w, hi_w, s, b),
+             _side_mass(lo_w, hi_w, -s, b))), 256)
     return got
 
 
@@ -189,11 +187,9 @@ def two_region_masses(eps_lo: float, eps_hi: float, eps_a: NDArray, eps_b: NDArr
            float(k_far), float(low_ratio))
     got = lru_get(_MASSES, key)
     if got is None:
-        got = _two_region_masses(float(eps_lo), float(eps_hi), a, bb, float(t), float(c_k),
-                                 float(k_far), float(low_ratio))
-        for arr in got:
-            arr.setflags(write=False)
-        got = lru_put(_MASSES, key, got, 1024)
+        got = lru_put(_MASSES, key, frozen_value(_two_region_masses(
+            float(eps_lo), float(eps_hi), a, bb, float(t), float(c_k), float(k_far),
+            float(low_ratio))), 1024)
     return got
 
 

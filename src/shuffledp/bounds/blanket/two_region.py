@@ -53,7 +53,7 @@ from shuffledp.bounds.blanket.amplification import (
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.blanket.pool import _merged
 from shuffledp.bounds.clones.aware import UserBins
-from shuffledp.caching import lru_get, lru_put, register_mapping
+from shuffledp.caching import frozen_value, lru_get, lru_put, register_mapping
 
 sfft = lazy_module("scipy.fft")
 special = lazy_module("scipy.special")
@@ -287,7 +287,7 @@ def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
     key = (int(l_), float(q))
     got = lru_get(_BETA_CACHE, key)
     if got is None:
-        got = lru_put(_BETA_CACHE, key, _beta_uncached(*key), 4096)
+        got = lru_put(_BETA_CACHE, key, frozen_value(_beta_uncached(*key)), 4096)
     return got
 
 
@@ -307,7 +307,6 @@ def _beta_uncached(l_: int, q: float) -> tuple[NDArray, int, int, float]:
         float(stats.binom.sf(hi2, l_, q)) if hi2 < l_ else 0.0)
     beta[:lo2] = 0.0
     beta[hi2 + 1:] = 0.0
-    beta.setflags(write=False)
     return beta, lo2, hi2, out_mass
 
 
