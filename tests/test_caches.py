@@ -40,6 +40,10 @@ KNOWN = {
     "tier_sum.masses": ("shuffledp.bounds.tier_sum", "_MASSES"),
     "tier_sum.pipelines": ("shuffledp.bounds.tier_sum", "_CACHE"),
     "blanket.eps": ("shuffledp.bounds.blanket.bound", "_EPS"),
+    "blanket.pools": ("shuffledp.bounds.blanket.pool", "_POOLS"),
+    "gaussian_blanket.geometry": ("shuffledp.families.gaussian_blanket", "_GEOMETRY"),
+    "gaussian_blanket.masses": ("shuffledp.families.gaussian_blanket", "_MASSES"),
+    "oue_blanket.masses": ("shuffledp.families.oue_blanket", "_MASSES"),
 }
 
 
@@ -106,6 +110,9 @@ def test_calling_the_bounds_fills_every_cache_and_clear_empties_them():
     get_bound("window_lower").eps(profile=gauss, delta=1e-6, mechanism="gaussian")
     get_bound("tightest").evaluate(profile=pers, delta=1e-6, mechanism="krr:3")  # + blanket
     get_bound("blanket").delta(profile=pers, eps=0.1, mechanism="krr:3")  # its values
+    # the eps-free parts of the Gaussian and OUE cases, and the merged pools of their masses
+    get_bound("blanket").delta(profile=gauss, eps=0.1, mechanism="gaussian")
+    get_bound("blanket").delta(profile=pers, eps=0.1, mechanism="oue:8")
     # the two-region blanket's strata and binomial laws (a few low budgets among high ones)
     get_bound("blanket").delta(profile=BudgetProfile.from_histogram([0.5, 1.5], [20, 300]),
                                eps=0.1, mechanism="laplace")

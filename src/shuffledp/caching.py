@@ -43,6 +43,7 @@ __all__ = [
     "clear_caches",
     "frozen_array",
     "frozen_value",
+    "lru_by_arrays",
     "lru_get",
     "lru_put",
     "register_cache",
@@ -180,6 +181,32 @@ def lru_put(cache: OrderedDict, key: Any, value: Any, size: int) -> Any:
         while len(cache) > size:
             cache.popitem(last=False)
     return value
+
+
+def lru_by_arrays(cache: OrderedDict, arrays: tuple, key: Any, compute: Callable[[], Any],
+                  size: int) -> Any:
+    """``compute()`` cached under ``key`` and the identities of ``arrays``, numpy arrays that
+    nobody can write to (a profile's or a plan's :func:`frozen_value` arrays): the entry
+    holds the arrays, so their identities cannot be reused while it lives, and an entry is
+    only taken for the very same objects.  Keying by identity costs nothing where hashing the
+    arrays' bytes would cost as much as the computation; arrays that can be written to are
+    never cached (their content could change under the same identity).
+
+    >>> import numpy as np
+    >>> c = OrderedDict(); x = frozen_array(np.arange(3.0))
+    >>> lru_by_arrays(c, (x,), "sum", lambda: float(x.sum()), 4), len(c)
+    (3.0, 1)
+    >>> y = np.arange(3.0)  # writeable: computed, not cached
+    >>> lru_by_arrays(c, (y,), "sum", lambda: float(y.sum()), 4), len(c)
+    (3.0, 1)
+    """
+    if any(a.flags.writeable for a in arrays):
+        return compute()
+    full = (tuple(id(a) for a in arrays), key)
+    got = lru_get(cache, full)
+    if got is not None and all(x is y for x, y in zip(got[0], arrays, strict=True)):
+        return got[1]
+    return lru_put(cache, full, (tuple(arrays), compute()), size)[1]
 
 
 def frozen_array(a):

@@ -31,7 +31,12 @@ from numpy.typing import ArrayLike, NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.base import Family, UserClasses, VictimRange
-from shuffledp.families.gaussian_blanket import HALF_WIDTHS, gaussian_cases, gaussian_masses
+from shuffledp.families.gaussian_blanket import (
+    HALF_WIDTHS,
+    cached_masses,
+    gaussian_cases,
+    masses_of,
+)
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -358,8 +363,16 @@ class Gaussian(Family):
         sig_a = np.asarray(users.sigma_a, dtype=np.float64)
         sig_b = np.asarray(users.sigma_b, dtype=np.float64)
 
+        logs: list[NDArray[np.float64]] = []  # log(sig_a), once a call, if needed
+
         def masses(s_lo: float, s_hi: float, c_max: float) -> NDArray[np.float64]:
-            return gaussian_masses(s_lo, s_hi, c_max, sig_a, sig_b)
+            # gaussian_blanket.gaussian_masses, cached under the classes' arrays (no eps)
+            def compute() -> NDArray[np.float64]:
+                if not logs:
+                    logs.append(np.log(sig_a))
+                return masses_of(s_lo, s_hi, c_max, logs[0], sig_b)
+
+            return cached_masses((sig_a, sig_b), ("gaussian", s_lo, s_hi, c_max), compute)
 
         # users with narrower noise than the reference victim's (larger budgets): narrower
         # blankets are tried too (gaussian_blanket.WIDE_FACTORS)

@@ -32,17 +32,20 @@ Code names -> symbols: ``sigma`` = sigma (the reference victim's scale), ``tau``
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
+from shuffledp.caching import lru_by_arrays, lru_get, lru_put, register_mapping
 from shuffledp.families.blanket import BlanketCase, Cells
 
 special = lazy_module("scipy.special")
 
 __all__ = ["gaussian_pair_cells", "gaussian_pair_cells_many", "gaussian_masses", "shared_masses",
+           "masses_of", "cached_masses",
            "gaussian_cases", "kappas", "HALF_WIDTHS", "CUT_Z", "PSI_LOG_MAXES"]
 
 _U = float(np.finfo(float).eps) / 2.0
@@ -78,8 +81,22 @@ CELLS_COARSE = 256
 CELLS_FINE = 4096
 #: Masses below this share of the case's largest are set to 0 (:func:`gaussian_masses`).
 MASS_FLOOR = 0.01
+#: Entries of the caches of the eps-free parts of the cells and of the masses (time only).
+GEOMETRY_CACHE = 512
+MASS_CACHE = 4096
 #: Nodes and weights of five-point Gauss-Legendre on [-1, 1].
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(5)
+_GEOMETRY: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("gaussian_blanket.geometry", _GEOMETRY)
+_MASSES: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("gaussian_blanket.masses", _MASSES)
+
+
+def cached_masses(arrays: tuple, key: tuple, compute: Callable[[], NDArray]) -> NDArray:
+    """A case's masses (they do not depend on eps), cached under the identities of the user
+    classes' read-only arrays they come from (:func:`shuffledp.caching.lru_by_arrays`), for
+    the probes of a solve; time only."""
+    return lru_by_arrays(_MASSES, arrays, key, compute, MASS_CACHE)
 
 
 def kappas(sigma: float, wide: bool = False) -> list[float]:
@@ -156,31 +173,12 @@ def gaussian_pair_cells_many(sigma: float, tau: float, eps: float, widths, piece
     if a.ndim != 1 or a.size == 0 or not np.all((a > 0.0) & (a <= 1.0)):
         raise ValueError(f"a must be in (0, 1], got {widths!r}")
     e = math.exp(eps)
-    k = a + CUT_Z * sigma
-    edges = np.linspace(-k, k, pieces + 1, axis=1)  # (rows, pieces + 1)
-    lo_w, hi_w = edges[:, :-1], edges[:, 1:]
-    col = a[:, None]
-    mass = _gauss_mass(lo_w, hi_w, 0.0, tau)
-    p0 = _gauss_mass(lo_w, hi_w, col, sigma)
-    p1 = _gauss_mass(lo_w, hi_w, -col, sigma)
-    # extremes of psi_x on each cell: the larger end value, and the value at the clipped
-    # minimum point y* = -x tau^2 / kappa (psi_x is log-convex)
-    kappa = sigma * sigma - tau * tau
-    ext = []
-    for x in (col, -col):
-        ends = np.maximum(_log_psi(lo_w, x, sigma, tau), _log_psi(hi_w, x, sigma, tau))
-        low = _log_psi(np.clip(-x * tau * tau / kappa, lo_w, hi_w), x, sigma, tau)
-        ext.append((np.exp(low), np.exp(ends)))
-    (min0, max0), (min1, max1) = ext
+    (k, mass, p0, p1, min0, max0, min1, max1, terms, r,
+     rel_top) = _pair_geometry(sigma, tau, a, pieces)
     # exp of a log with an absolute error of a few u times its terms' size
-    terms = (k / tau) ** 2 + ((k + a) / sigma) ** 2 + abs(math.log(tau / sigma))
     slack = (16.0 + 4.0 * terms[:, None]) * _U * (max0 + e * max1)
     lo = min0 - e * max1 - slack
     hi = max0 - e * min1 + slack
-    # relative errors of the three masses per cell (floating point), the largest of them r
-    rel_om = _gauss_rel(lo_w, hi_w, 0.0, tau)
-    r = np.maximum(rel_om, np.maximum(_gauss_rel(lo_w, hi_w, col, sigma),
-                                      _gauss_rel(lo_w, hi_w, -col, sigma)))
     with np.errstate(divide="ignore", invalid="ignore"):
         # raised by the masses' relative errors, (2 r + 4 u)(1 + 2 r)^2 (P0 + e^eps P1)
         # (an upper bound of the conditional mean is what the lattice law needs; Cells clips
@@ -197,7 +195,6 @@ def gaussian_pair_cells_many(sigma: float, tau: float, eps: float, widths, piece
     # absolute (of omega: quad; of the victim's laws, scales sigma > tau, at most quad each,
     # moving the means by at most quad (1 + e^eps + max |l|) in all)
     top = np.max(np.maximum(np.abs(lo), np.abs(hi)), axis=1)
-    rel_top = np.max(rel_om, axis=1)
     out = []
     for i in range(a.size):
         cells = Cells(np.append(mass[i], outside[i]), np.append(lo[i], 0.0),
@@ -207,6 +204,41 @@ def gaussian_pair_cells_many(sigma: float, tau: float, eps: float, widths, piece
                       mean_error=float(quad[i]) * (1.0 + e + float(top[i])) * (1.0 + 1e-9))
         out.append((cells, float(cut[i])))
     return out
+
+
+def _pair_geometry(sigma: float, tau: float, a: NDArray, pieces: int) -> tuple:
+    """The parts of :func:`gaussian_pair_cells_many` that do not depend on eps: the cut ``K``
+    per row, the cells' masses under omega, ``P_a`` and ``P_{-a}``, the extremes of ``psi_a``
+    and ``psi_{-a}`` on each cell, the size of the exponents' terms, the masses' largest
+    relative error ``r`` and per row the largest of omega's (cached, read-only, for the probes
+    of a solve; time only)."""
+    key = (float(sigma), float(tau), a.tobytes(), int(pieces))
+    got = lru_get(_GEOMETRY, key)
+    if got is not None:
+        return got
+    k = a + CUT_Z * sigma
+    edges = np.linspace(-k, k, pieces + 1, axis=1)  # (rows, pieces + 1)
+    lo_w, hi_w = edges[:, :-1], edges[:, 1:]
+    col = a[:, None]
+    mass = _gauss_mass(lo_w, hi_w, 0.0, tau)
+    p0 = _gauss_mass(lo_w, hi_w, col, sigma)
+    p1 = _gauss_mass(lo_w, hi_w, -col, sigma)
+    # extremes of psi_x on each cell: the larger end value, and the value at the clipped
+    # minimum point y* = -x tau^2 / kappa (psi_x is log-convex)
+    kappa = sigma * sigma - tau * tau
+    ext = []
+    for x in (col, -col):
+        ends = np.maximum(_log_psi(lo_w, x, sigma, tau), _log_psi(hi_w, x, sigma, tau))
+        low = _log_psi(np.clip(-x * tau * tau / kappa, lo_w, hi_w), x, sigma, tau)
+        ext.append((np.exp(low), np.exp(ends)))
+    (min0, max0), (min1, max1) = ext
+    terms = (k / tau) ** 2 + ((k + a) / sigma) ** 2 + abs(math.log(tau / sigma))
+    # relative errors of the three masses per cell (floating point), the largest of them r
+    rel_om = _gauss_rel(lo_w, hi_w, 0.0, tau)
+    r = np.maximum(rel_om, np.maximum(_gauss_rel(lo_w, hi_w, col, sigma),
+                                      _gauss_rel(lo_w, hi_w, -col, sigma)))
+    return lru_put(_GEOMETRY, key, (k, mass, p0, p1, min0, max0, min1, max1, terms, r,
+                                    np.max(rel_om, axis=1)), GEOMETRY_CACHE)
 
 
 def gaussian_masses(s_lo: float, s_hi: float, c_max: float, sig_a: NDArray,
@@ -222,13 +254,19 @@ def gaussian_masses(s_lo: float, s_hi: float, c_max: float, sig_a: NDArray,
     """
     sa = np.asarray(sig_a, dtype=np.float64)
     sb = np.asarray(sig_b, dtype=np.float64)
+    return masses_of(s_lo, s_hi, c_max, np.log(sa), sb)
+
+
+def masses_of(s_lo: float, s_hi: float, c_max: float, log_sa: NDArray, sb: NDArray) -> NDArray:
+    """:func:`gaussian_masses` from ``log(sig_a)`` (computed once per user classes by the
+    caller)."""
     c2 = (1.0 + c_max) ** 2
     ok = sb > s_hi
-    best = np.full(sa.shape, np.inf)
+    best = np.full(sb.shape, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         for s in (s_lo, s_hi):
             gap = np.where(ok, sb * sb - s * s, 1.0)
-            best = np.minimum(best, math.log(s) - np.log(sa) - 0.5 * c2 / gap)
+            best = np.minimum(best, math.log(s) - log_sa - 0.5 * c2 / gap)
     # masses below MASS_FLOOR of the largest are set to 0 (a smaller mass is valid): users
     # whose scale is barely above the blanket's have masses down to 0, which add little and
     # would take classes of the pool (bound.MAX_CLASSES) from the larger masses

@@ -39,7 +39,12 @@ from numpy.typing import NDArray
 from shuffledp._lazy import lazy_module
 from shuffledp.families.base import UserClasses, VictimRange
 from shuffledp.families.gaussian import Gaussian, _tail_cut, gaussian_delta, sigmas
-from shuffledp.families.gaussian_blanket import HALF_WIDTHS, gaussian_cases, shared_masses
+from shuffledp.families.gaussian_blanket import (
+    HALF_WIDTHS,
+    cached_masses,
+    gaussian_cases,
+    shared_masses,
+)
 from shuffledp.families.registry import register_family
 from shuffledp.families.windows import (
     WEIGHTS,
@@ -150,11 +155,13 @@ class GaussianShared(Gaussian):
         largest signal ``sigma_lo / sigma_b`` (docs/theory.md 15.7, "Blanket")."""
         assert users.sigma_b is not None
         sig = float(group.sigma_lo)
-        r_max = sig / np.asarray(users.sigma_b, dtype=np.float64)
+        sig_b = np.asarray(users.sigma_b, dtype=np.float64)
+        r_max = sig / sig_b
         narrow = float(gaussian_delta(eps, sig, sensitivity=2.0 * HALF_WIDTHS[-1]))
 
         def masses(s_lo: float, s_hi: float, c_max: float) -> NDArray[np.float64]:
-            return shared_masses(s_lo, s_hi, c_max, sig, r_max)
+            return cached_masses((sig_b,), ("shared", s_lo, s_hi, c_max, sig),
+                                 lambda: shared_masses(s_lo, s_hi, c_max, sig, r_max))
 
         return gaussian_cases(eps, sig, sig, masses, min(1.0, narrow * (1.0 + 1e-9) + 1e-300),
                               r_max.size)

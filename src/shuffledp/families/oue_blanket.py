@@ -24,11 +24,13 @@ upper bounds over the range (``_atoms``).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp._lazy import lazy_module
+from shuffledp.caching import lru_by_arrays, register_mapping
 from shuffledp.families.blanket import Cells, atoms
 
 special = lazy_module("scipy.special")
@@ -42,6 +44,10 @@ _U = float(np.finfo(float).eps) / 2.0
 #: Measured (10^6 users, budgets U[0.5, 2], delta = 1e-6, d = 100): 1e-11 gives eps 0.04302,
 #: 1e-24 0.04323, both 0.0430 in 2.5 s instead of 1.7 s; one choice, valid to delta ~ 1e-22.
 WINDOW_TAILS = (1e-24,)
+#: Entries of the cache of the users' masses (time only).
+MASS_CACHE = 1024
+_MASSES: OrderedDict[tuple, NDArray] = OrderedDict()
+register_mapping("oue_blanket.masses", _MASSES)
 
 
 def _logs(e) -> tuple[NDArray, NDArray]:
@@ -132,17 +138,20 @@ def _log_ratio(d: int, k: NDArray, lq_e, lq1_e, lq_r: float, lq1_r: float) -> ND
     return rho + h
 
 
-def oue_window_case(d: int, eps: float, v_lo: float, v_hi: float, r: float, tail: float,
-                    users_lo: NDArray, users_hi: NDArray,
-                    users_delta: NDArray) -> tuple[Cells, NDArray, float]:
-    """The cells of l, the users' masses (times 1 - delta_j) and the charge of the choice with
-    reference budget ``r`` and window tail ``tail`` (module docstring), for victims with
-    budgets in ``[v_lo, v_hi]`` and user classes with budgets in ``[users_lo, users_hi]``."""
-    k1, k2, charge = _window(d, tail, v_lo, v_hi)
+def _window_masses(d: int, k1: int, k2: int, r: float, log_z: float, users_lo: NDArray,
+                   users_hi: NDArray, users_delta: NDArray) -> NDArray:
+    """The users' masses of :func:`oue_window_case` (they do not depend on eps: cached under
+    the identities of the user classes' read-only arrays, for the probes of a solve; time
+    only)."""
+    return lru_by_arrays(_MASSES, (users_lo, users_hi, users_delta),
+                         (d, k1, k2, float(r), float(log_z)),
+                         lambda: _masses(d, k1, k2, r, log_z, users_lo, users_hi, users_delta),
+                         MASS_CACHE)
+
+
+def _masses(d: int, k1: int, k2: int, r: float, log_z: float, users_lo: NDArray,
+            users_hi: NDArray, users_delta: NDArray) -> NDArray:
     lq_r, lq1_r = (float(t) for t in _logs(r))
-    ks = np.arange(k1, k2 + 1, dtype=np.float64)
-    # log g_r summed over the weight-k reports: log C(d, k) + k lq_r + (d - k) lq1_r + log h_r
-    log_z, z_rel = _log_z(d, k1, k2, lq_r, lq1_r)
     # the users' masses: the smallest ratio over the window's ends (and d), at both ends of
     # each class's budgets (log-concave in q_e: the minimum over a range is at an end)
     ends = sorted({k1, min(k2, d - 1), k2})
@@ -155,7 +164,24 @@ def oue_window_case(d: int, eps: float, v_lo: float, v_hi: float, r: float, tail
     size = (d * (abs(lq_r) + abs(lq1_r) + np.abs(lo_q) + np.abs(hi_q) + np.abs(lo_q1)
                  + np.abs(hi_q1)) + 2.0 * abs(log_z) + 3.0 * math.lgamma(d + 1.0) + 10.0)
     masses = np.exp(np.minimum(log_z + log_ratio, 0.0) - 16.0 * _U * size)
-    masses = np.minimum(masses, 1.0) * (1.0 - np.asarray(users_delta, dtype=np.float64))
+    masses = np.minimum(masses, 1.0) * (1.0 - users_delta)
+    return masses
+
+
+def oue_window_case(d: int, eps: float, v_lo: float, v_hi: float, r: float, tail: float,
+                    users_lo: NDArray, users_hi: NDArray,
+                    users_delta: NDArray) -> tuple[Cells, NDArray, float]:
+    """The cells of l, the users' masses (times 1 - delta_j) and the charge of the choice with
+    reference budget ``r`` and window tail ``tail`` (module docstring), for victims with
+    budgets in ``[v_lo, v_hi]`` and user classes with budgets in ``[users_lo, users_hi]``."""
+    k1, k2, charge = _window(d, tail, v_lo, v_hi)
+    lq_r, lq1_r = (float(t) for t in _logs(r))
+    ks = np.arange(k1, k2 + 1, dtype=np.float64)
+    # log g_r summed over the weight-k reports: log C(d, k) + k lq_r + (d - k) lq1_r + log h_r
+    log_z, z_rel = _log_z(d, k1, k2, lq_r, lq1_r)
+    masses = _window_masses(d, k1, k2, r, log_z, np.asarray(users_lo, dtype=np.float64),
+                            np.asarray(users_hi, dtype=np.float64),
+                            np.asarray(users_delta, dtype=np.float64))
     vals, mass, v_err = _atoms(d, eps, v_lo, v_hi, ks, r, lq_r, lq1_r, log_z, z_rel)
     # the masses' logs: gammaln (to 16 u of its size), the powers and log Z
     rel = (16.0 * _U * 2.0 * math.lgamma(d + 1.0) + 3.0 * _U * d * (abs(lq_r) + abs(lq1_r))

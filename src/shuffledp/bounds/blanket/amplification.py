@@ -79,6 +79,10 @@ WINDOW_TAIL = 1e-22
 MAX_FFT = 1 << 24
 #: Frequencies whose bound on ``|phi_R|`` is below this are skipped (and charged).
 SKIP_BELOW = 1e-40
+#: The product over the pool's classes by power sums where ``max_k w_k |phi_q - 1|`` is at
+#: most SERIES_RHO, with SERIES_TERMS terms (:func:`_log_product`; remainder charged).
+SERIES_RHO = 0.25
+SERIES_TERMS = 24
 
 
 @dataclass(frozen=True)
@@ -416,6 +420,76 @@ class _Tails:
     top_mass: float  # w_top * eta_hi: the upper tail's window charge
 
 
+def _log_product(pk: NDArray, w1: NDArray, counts: NDArray
+                 ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """``(log phi_R, mod, sens, extra)`` at the kept frequencies: ``log phi_R = sum_k n_k
+    log(1 + w_k z)``, ``z = phi_q - 1``, with ``mod >= sum_k n_k |log(1 + w_k z)|`` and ``sens
+    >= sum_k n_k w_k / |1 + w_k z|`` (what the round-off estimate of :func:`_tails` reads) and
+    ``extra`` a bound on the error of ``log phi_R`` beyond that estimate.
+
+    Where ``rho = max_k w_k |z| <= SERIES_RHO`` (the low frequencies of a large pool: the
+    others are skipped), the series ``log(1 + u) = sum_m (-1)^(m+1) u^m / m`` summed over the
+    classes first: ``sum_m (-1)^(m+1) P_m z^m / m`` with the power sums ``P_m = sum_k n_k
+    w_k^m``, M terms (at most ``SERIES_TERMS``, fewer when every rho is small; only for pools
+    of more classes than terms), one pass over the classes for all frequencies instead of a
+    complex logarithm per class and frequency.  Its remainder is at most ``sum_k n_k sum_{m >
+    M} (w_k r)^m / m <= P_{M+1} r^(M+1) / ((M + 1)(1 - rho))`` (``r = |z|``), charged in
+    ``extra`` with the rounding of the power sums and of the Horner steps (``(n_classes + 3 M +
+    8) u`` times the series of the moduli); ``mod`` and ``sens`` take the series of
+    ``-log(1 - w_k r)`` and of ``w_k / (1 - w_k r)`` (upper bounds of the two sums, with their
+    own remainders).  Elsewhere the logarithms class by class (``extra`` = 0)."""
+    n = pk.size
+    log_r = np.zeros(n, dtype=complex)
+    mod = np.zeros(n)
+    sens = np.zeros(n)
+    extra = np.zeros(n)
+    if n == 0:
+        return log_r, mod, sens, extra
+    z = pk - 1.0
+    r = np.abs(z)
+    w_max = float(np.max(w1)) if w1.size else 0.0
+    series = r * w_max <= SERIES_RHO
+    rho_top = float(np.max(r[series] * w_max)) if np.any(series) else 1.0
+    # terms: enough for a remainder below 1e-18 of P_1 r at the largest rho (at least 2)
+    m_terms = (SERIES_TERMS if rho_top <= 0.0 else
+               min(SERIES_TERMS, max(2, math.ceil(math.log(1e-18) / math.log(rho_top)))))
+    if w1.size <= m_terms:  # (fewer classes than terms: the logarithms are cheaper)
+        series[:] = False
+    if np.any(series):
+        powers = np.empty(m_terms + 2)
+        wp = np.ones_like(w1)
+        for m in range(1, m_terms + 2):
+            wp = wp * w1
+            powers[m] = float(np.dot(counts, wp))  # P_m
+        zs, rs = z[series], r[series]
+        rho = rs * w_max
+        acc = np.zeros(zs.size, dtype=complex)
+        acc_mod = np.zeros(zs.size)
+        acc_sens = np.zeros(zs.size)
+        for m in range(m_terms, 0, -1):  # Horner: z (P_1 - z (P_2 / 2 - ...))
+            sign = 1.0 if m % 2 else -1.0
+            acc = zs * (sign * powers[m] / m + acc)
+            acc_mod = rs * (powers[m] / m + acc_mod)
+            acc_sens = powers[m] + rs * acc_sens  # sum_{m < M} P_{m+1} r^m
+        tail = powers[m_terms + 1] * rs ** (m_terms + 1) / (1.0 - rho)
+        log_r[series] = acc
+        mod[series] = acc_mod + tail / (m_terms + 1)
+        sens[series] = acc_sens + powers[m_terms + 1] * rs ** m_terms / (1.0 - rho)
+        extra[series] = (tail / (m_terms + 1)
+                         + (w1.size + 3.0 * m_terms + 8.0) * _U * mod[series])
+    rest = np.flatnonzero(~series)
+    step = max(1, (1 << 20) // max(counts.size, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(0, rest.size, step):  # the users' classes at once, frequencies in chunks
+            at = rest[i:i + step]
+            factor = 1.0 + w1[:, None] * (pk[None, at] - 1.0)  # (1 - w) + w phi_q
+            lg = np.log(factor)
+            log_r[at] = counts @ lg
+            mod[at] = counts @ np.abs(lg)
+            sens[at] = (counts * w1) @ (1.0 / np.abs(factor))
+    return log_r, mod, sens, extra
+
+
 def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     """The tilted FFT of the module docstring; None when the window needs more than MAX_FFT
     points (then only the Chernoff bound is available)."""
@@ -475,17 +549,7 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     kept = np.flatnonzero(bound_mod > SKIP_BELOW)
     skipped = 2.0 * (float(bound_mod.sum()) - float(bound_mod[kept].sum())) / n_fft
     pk = phi_q[kept]
-    log_r = np.zeros(kept.size, dtype=complex)
-    mod = np.zeros(kept.size)
-    sens = np.zeros(kept.size)
-    step = max(1, (1 << 20) // max(counts.size, 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(0, kept.size, step):  # the users' classes at once, frequencies in chunks
-            factor = 1.0 + w1[:, None] * (pk[None, i:i + step] - 1.0)  # (1 - w) + w phi_q
-            z = np.log(factor)
-            log_r[i:i + step] = counts @ z
-            mod[i:i + step] = counts @ np.abs(z)
-            sens[i:i + step] = (counts * w1) @ (1.0 / np.abs(factor))
+    log_r, mod, sens, extra = _log_product(pk, w1, counts)
     phi_r = np.zeros(phi_q.size, dtype=complex)
     phi_r[kept] = np.exp(log_r)
     f = sfft.irfft(phi_r, n_fft)
@@ -500,7 +564,8 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     err_q = 5.0 * _U * log2n * min(math.sqrt(n_fft) * float(np.linalg.norm(q)),
                                    float(np.abs(q).sum()))
     with np.errstate(invalid="ignore"):
-        err_phi = np.where(abs_phi > 0, abs_phi * (sens * err_q + 4.0 * _U * (mod + 1.0)), 0.0)
+        err_phi = np.where(abs_phi > 0, abs_phi * (sens * err_q + 4.0 * _U * (mod + 1.0)
+                                                   + np.expm1(extra)), 0.0)
     err_entry = FFT_SAFETY * (2.0 * float(err_phi.sum()) / n_fft
                               + 5.0 * _U * log2n * math.sqrt(2.0)
                               * float(np.linalg.norm(abs_phi)) / math.sqrt(n_fft)) + skipped

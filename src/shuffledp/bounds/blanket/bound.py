@@ -47,6 +47,7 @@ from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them fro
     _coarsened,
     _floored,
     _merged,
+    _merged_pool,
 )
 from shuffledp.bounds.blanket.solve import _solve_group
 from shuffledp.bounds.blanket.two_region import two_region_choice
@@ -59,7 +60,7 @@ from shuffledp.bounds.clones.aware import (
     runs_in_groups,
 )
 from shuffledp.budgets import BudgetProfile, profile_digest
-from shuffledp.caching import lru_get, lru_put, register_mapping
+from shuffledp.caching import frozen_value, lru_get, lru_put, register_mapping
 from shuffledp.errors import ParameterRegimeError
 from shuffledp.families import Family, get_family
 
@@ -167,7 +168,7 @@ def blanket_plan(profile: BudgetProfile, family: Family, groups: int = VICTIM_GR
         bins = plan.bins
         if bins.counts.size > BIN_MIN_TIERS:  # (time only: coarser classes, smaller masses)
             bins = _coarsened(bins, -(-bins.counts.size // _BINS))
-        return list(plan.groups), bins
+        return list(plan.groups), frozen_value(bins)
     t = profile.tiers  # sorted by eps, then delta
     eps, delta, counts = t.eps, t.delta, t.counts
     size = eps.size
@@ -193,11 +194,12 @@ def blanket_plan(profile: BudgetProfile, family: Family, groups: int = VICTIM_GR
            for a, b in zip(edges[:-1], edges[1:], strict=True)]
     if size <= BIN_MIN_TIERS:
         classes = UserBins(counts.astype(np.int64), eps, eps, delta, edges, True)
-        return out, classes
+        return out, frozen_value(classes)
     first, last, cls_edges = runs_in_groups(edges, size, -(-size // _BINS))
     classes = UserBins(np.add.reduceat(counts, first).astype(np.int64), eps[first], eps[last],
                       np.maximum.reduceat(delta, first), cls_edges, False)
-    return out, classes
+    # (read-only: the pools' cache knows them by identity)
+    return out, frozen_value(classes)
 
 
 def _heavy_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -279,7 +281,7 @@ def _few_classes_value(law: Any, gam: NDArray, cnt: NDArray, charge: float) -> f
 
 
 def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
-                 pools: dict, merges: dict, by_choice: dict, floors: dict) -> None:
+                 victims: dict, by_choice: dict, floors: dict) -> None:
     """One case of :func:`_group_value` screened: its floored cells, lattice law, merged pool
     and Chernoff bound (plus charge) appended to ``by_choice[case.choice]``, or its charge to
     ``floors`` when ``l <= 0`` everywhere (A = 0)."""
@@ -295,16 +297,15 @@ def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
         # a value rounded down for base stays below the scaled one)
         base, factor = case.scaled
         key = (id(base), case.choice)
-        if key not in merges:
-            merges[key] = _merged(np.asarray(base, dtype=np.float64), pools[case.choice])
-        gam, cnt = merges[key][0] * factor, merges[key][1]
+        if key not in victims:  # (the cases of a choice share a base: merged once a call)
+            victims[key] = _merged_pool(np.asarray(base, dtype=np.float64), classes.counts,
+                                        victims[case.choice])
+        gam, cnt = victims[key][0] * factor, victims[key][1]
     else:
         # masses not proportional to the choice's others: this case's own victim (the
         # user of the group with the largest mass in it) leaves the pool
         own = np.asarray(case.masses, dtype=np.float64)
-        cnt0 = classes.counts.copy()
-        cnt0[a + int(np.argmax(own[a:b]))] -= 1
-        gam, cnt = _merged(own, cnt0)
+        gam, cnt = _merged_pool(own, classes.counts, a + int(np.argmax(own[a:b])))
     by_choice.setdefault(case.choice, []).append(
         (law, gam, cnt, chernoff_bound(law, gam, cnt) + case.charge, case, cells))
 
@@ -340,11 +341,8 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     for c in cases:
         m = np.asarray(c.masses, dtype=np.float64)[a:b]
         top[c.choice] = m if c.choice not in top else np.maximum(top[c.choice], m)
-    pools: dict[int, NDArray[np.int64]] = {}
-    for ch, m in top.items():
-        cnt = classes.counts.copy()
-        cnt[a + int(np.argmax(m))] -= 1
-        pools[ch] = cnt
+    # each choice's victim (its pool: every user but it), and the merged pools of the call
+    victims: dict = {ch: a + int(np.argmax(m)) for ch, m in top.items()}
     d_v = g.delta_hi
     if d_v >= 1.0:
         return 1.0
@@ -352,7 +350,6 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     n_others = float(classes.counts.sum()) - 1.0
     by_choice: dict[int, list] = {}
     floors: dict[int, float] = {}  # per choice, the largest value of its cases with A = 0
-    merges: dict[tuple[int, int], tuple[NDArray, NDArray]] = {}
     for c in cases:  # (the choices' order, which breaks ties of the ranking below)
         by_choice.setdefault(c.choice, [])
     done: set[int] = set()
@@ -361,7 +358,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         for i in idx:
             if i not in done:
                 done.add(i)
-                _screen_case(cases[i], classes, a, b, n_others, pools, merges, by_choice,
+                _screen_case(cases[i], classes, a, b, n_others, victims, by_choice,
                              floors)
 
     known: dict[int, float] = {}  # the cases evaluated in full

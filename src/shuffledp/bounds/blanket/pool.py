@@ -7,16 +7,37 @@ bound, docs/theory.md 15, Theorem 6 (ii)); the functions here only decide how mu
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 from numpy.typing import NDArray
 
 from shuffledp.bounds.clones.aware import UserBins, runs_in_groups
+from shuffledp.caching import lru_by_arrays, register_mapping
 from shuffledp.families.blanket import Cells
 
 __all__ = ["MAX_CLASSES"]
 
 #: Largest number of distinct blanket masses given to the FFT (rounded down beyond).
 MAX_CLASSES = 128
+#: Entries of the cache of :func:`_merged_pool` (time only).
+POOL_CACHE = 256
+_POOLS: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("blanket.pools", _POOLS)
+
+
+def _merged_pool(masses: NDArray[np.float64], counts: NDArray[np.int64],
+                 victim: int) -> tuple[NDArray, NDArray]:
+    """:func:`_merged` of ``masses`` and ``counts`` less one user of the class ``victim``,
+    cached while the same two read-only array objects come back (the families' cached masses
+    and a plan's counts: the probes of a solve at other eps; time only;
+    :func:`shuffledp.caching.lru_by_arrays`)."""
+    def compute() -> tuple[NDArray, NDArray]:
+        cnt = counts.copy()
+        cnt[victim] -= 1
+        return _merged(masses, cnt)
+
+    return lru_by_arrays(_POOLS, (masses, counts), int(victim), compute, POOL_CACHE)
 
 
 def _merged(masses: NDArray[np.float64], counts: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
