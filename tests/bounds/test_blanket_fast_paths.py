@@ -214,3 +214,29 @@ def test_gaussian_masses_from_logs_equal_the_public_function():
     for s_lo, s_hi, c_max in ((0.9, 1.1, 0.0), (3.0, 4.0, 0.5), (0.5, 12.0, 0.99)):
         np.testing.assert_array_equal(masses_of(s_lo, s_hi, c_max, np.log(sig_a), sig_b),
                                       gaussian_masses(s_lo, s_hi, c_max, sig_a, sig_b))
+
+
+@pytest.mark.parametrize("l_, q", [(40, 0.3), (3000, 0.05), (200_000, 0.135), (10 ** 6, 0.0067)])
+def test_two_region_weights_are_one_raised_pmf_times_the_exact_ratio(l_, q):
+    """:func:`_weights`: ``b1`` at least the exact pmf of Bin(l, q) (mpmath, 40 digits) and
+    within BETA_REL of it, ``b2 = b1 * beta(c2 - 1) / beta(c2)`` to a few u (so that a term,
+    homogeneous in its two weights, is its true value times ``b1 / beta(c2) >= 1``)."""
+    import mpmath as mp
+
+    from shuffledp.bounds.blanket.binomial import BETA_REL, _beta, _weights
+
+    mp.mp.dps = 40
+    beta, lo2, hi2, _ = _beta(l_, q)
+    c2 = np.arange(lo2, hi2 + 2)
+    b1, b2 = _weights(beta, lo2, c2, l_, q)
+    picks = np.unique(np.linspace(0, c2.size - 2, 9).astype(int))
+    for i in picks:
+        c = int(c2[i])
+        exact = mp.binomial(l_, c) * mp.mpf(q) ** c * (1 - mp.mpf(q)) ** (l_ - c)
+        assert b1[i] >= float(exact) * (1.0 - 1e-15)
+        assert b1[i] <= float(exact) * (1.0 + 2.0 * BETA_REL)
+        if c >= 1:
+            ratio = mp.mpf(c) * (1 - mp.mpf(q)) / ((l_ - c + 1) * mp.mpf(q))
+            assert abs(b2[i] / b1[i] - float(ratio)) <= 1e-14 * float(ratio)
+    # beyond hi2 the term is linear in the last weight: the raised pmf itself
+    assert b1[-1] == 0.0 and b2[-1] == beta[-2]

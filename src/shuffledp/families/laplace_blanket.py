@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
+from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.blanket import BlanketCase, Cells, mean_error
 
 __all__ = ["BlanketShape", "cell_edges", "shaped_pair_cells", "shaped_masses", "two_slope_shapes",
@@ -193,6 +195,56 @@ def cell_edges(b_v: float, shape: BlanketShape, x0: float, x1: float, pieces: in
     return lo_w, hi_w
 
 
+def _shaped_geometry(b_v: float, shape: BlanketShape, x0: float, x1: float,
+                     pieces: int) -> tuple[NDArray, ...]:
+    """The parts of :func:`shaped_pair_cells` that do not depend on eps: the cells' masses
+    under omega, ``P_{x0}`` and ``P_{x1}``, ``psi_{x0}`` and ``psi_{x1}`` at the cells' ends
+    (the lower ends, then the upper ones), the factor of their rounding bound, and the masses'
+    relative errors (cached, read-only, for the probes of a solve; time only)."""
+    key = (float(b_v), shape.knots, shape.slopes, float(x0), float(x1), int(pieces))
+    got = lru_get(_GEOMETRY, key)
+    if got is not None:
+        return got
+    lz = shape.log_z
+    lo_w, hi_w = cell_edges(b_v, shape, x0, x1, pieces)
+    log_2b = math.log(2.0 * b_v)
+    n_s = len(shape.slopes)
+    # l at w is psi0 - e psi1, with a floating-point error of at most err_f (psi0 + e psi1):
+    # each psi an exponential of an argument computed with an absolute error of at most a few
+    # u times its terms' sizes (Lambda: (n_s + 2) u of it, a sum of non-negative terms), the
+    # difference a rounding
+    w = np.concatenate([lo_w, hi_w])
+    with np.errstate(invalid="ignore", over="ignore"):
+        lam = shape.lam(np.abs(w))
+        psi0 = np.exp(lz - log_2b - np.abs(w - x0) / b_v + lam)
+        psi1 = np.exp(lz - log_2b - np.abs(w - x1) / b_v + lam)
+        terms = abs(lz) + abs(log_2b) + np.maximum(np.abs(w - x0), np.abs(w - x1)) / b_v + lam
+        err_f = (4.0 * terms + (n_s + 2.0) * lam + 8.0) * _U
+    mass = _omega_mass(shape, lo_w, hi_w)
+    p0 = _side_mass(lo_w, hi_w, x0, b_v)
+    p1 = _side_mass(lo_w, hi_w, x1, b_v)
+    # relative errors of the masses (docs/theory.md 15.3 (N7)): omega's, an exponential of
+    # -Lambda - log Z (absolute error (n_s + 3) u Lambda + 5 u |log Z|) times a segment (4 u);
+    # the victim's, of (end - x) / b_v (2 u of it) times an expm1 (4 u)
+    ua = np.minimum(np.abs(lo_w), np.abs(hi_w))  # (no cell straddles 0)
+    with np.errstate(invalid="ignore"):
+        rel_om = ((n_s + 3.0) * shape.lam(ua) + 5.0 * abs(lz) + 12.0) * _U
+
+        def rel_side(x: float) -> NDArray:
+            dist = np.maximum(np.where(hi_w <= x, x - hi_w, lo_w - x), 0.0)
+            return (2.0 * dist / b_v + 12.0) * _U
+
+    rel_all = np.maximum(rel_om, np.maximum(rel_side(x0), rel_side(x1)))
+    return lru_put(_GEOMETRY, key, (mass, p0, p1, psi0, psi1, err_f, rel_om, rel_all),
+                   GEOMETRY_CACHE)
+
+
+_GEOMETRY: OrderedDict[tuple, tuple] = OrderedDict()
+register_mapping("laplace_blanket.geometry", _GEOMETRY)
+#: Entries of the cache of :func:`_shaped_geometry` (time only).
+GEOMETRY_CACHE = 512
+
+
 def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float,
                       pieces: int) -> Cells:
     """Cells of ``l = (P_{x0} - e^eps P_{x1}) / omega`` for Laplace reports of scale ``b_v``
@@ -214,28 +266,11 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
         raise ValueError(f"every slope must be at most 1/b_v = {1.0 / b_v!r}, got "
                          f"{shape.lipschitz!r}")
     e = math.exp(eps)
-    lz = shape.log_z
-    lo_w, hi_w = cell_edges(b_v, shape, x0, x1, pieces)
-
-    log_2b = math.log(2.0 * b_v)
-    n_s = len(shape.slopes)
-
-    def ell(w: NDArray) -> tuple[NDArray, NDArray]:
-        """l at w, and a bound on its floating-point error: each psi an exponential of an
-        argument computed with an absolute error of at most a few u times its terms' sizes
-        (Lambda: (n_s + 2) u of it, a sum of non-negative terms), the difference a rounding"""
-        lam = shape.lam(np.abs(w))
-        psi0 = np.exp(lz - log_2b - np.abs(w - x0) / b_v + lam)
-        psi1 = np.exp(lz - log_2b - np.abs(w - x1) / b_v + lam)
-        terms = abs(lz) + abs(log_2b) + np.maximum(np.abs(w - x0), np.abs(w - x1)) / b_v + lam
-        err = (4.0 * terms + (n_s + 2.0) * lam + 8.0) * _U * (psi0 + e * psi1)
-        return psi0 - e * psi1, err
-
-    mass = _omega_mass(shape, lo_w, hi_w)
-    p0 = _side_mass(lo_w, hi_w, x0, b_v)
-    p1 = _side_mass(lo_w, hi_w, x1, b_v)
+    mass, p0, p1, psi0, psi1, err_f, rel_om, rel_all = _shaped_geometry(b_v, shape, x0, x1,
+                                                                         pieces)
     with np.errstate(invalid="ignore", over="ignore"):
-        both, both_err = ell(np.concatenate([lo_w, hi_w]))
+        both = psi0 - e * psi1
+        both_err = err_f * (psi0 + e * psi1)
     a_val, b_val = np.split(both, 2)
     a_err, b_err = np.split(both_err, 2)
     a_err[0], b_err[-1] = b_err[0], a_err[-1]  # the tails: the error at their finite end
@@ -250,18 +285,6 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
     hi = np.maximum(a_val, b_val) + slack
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(mass > 0, (p0 - e * p1) / mass, lo)
-    # relative errors of the masses (docs/theory.md 15.3 (N7)): omega's, an exponential of
-    # -Lambda - log Z (absolute error (n_s + 3) u Lambda + 5 u |log Z|) times a segment (4 u);
-    # the victim's, of (end - x) / b_v (2 u of it) times an expm1 (4 u)
-    ua = np.minimum(np.abs(lo_w), np.abs(hi_w))  # (no cell straddles 0)
-    with np.errstate(invalid="ignore"):
-        rel_om = ((n_s + 3.0) * shape.lam(ua) + 5.0 * abs(lz) + 12.0) * _U
-
-        def rel_side(x: float) -> NDArray:
-            dist = np.maximum(np.where(hi_w <= x, x - hi_w, lo_w - x), 0.0)
-            return (2.0 * dist / b_v + 12.0) * _U
-
-    rel_all = np.maximum(rel_om, np.maximum(rel_side(x0), rel_side(x1)))
     keep = np.isfinite(lo) & np.isfinite(hi)
     if np.any(~keep & (mass > 0)) or not np.all(np.isfinite(rel_all)):
         raise ValueError("shaped_pair_cells: a cell of positive mass has no finite bounds")

@@ -50,10 +50,19 @@ from shuffledp.bounds.blanket.amplification import (
     _bernstein,
     _halfwidth,
 )
+from shuffledp.bounds.blanket.binomial import (  # noqa: F401 (tests import them from here)
+    BETA_SKIP,
+    K_WINDOW,
+    RATIO_REL,
+    _beta,
+    _half_binomial,
+    _half_binomial_window,
+    _weights,
+)
 from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.blanket.pool import _merged
 from shuffledp.bounds.clones.aware import UserBins
-from shuffledp.caching import frozen_value, lru_get, lru_put, register_mapping
+from shuffledp.caching import lru_get, lru_put, register_mapping
 
 sfft = lazy_module("scipy.fft")
 special = lazy_module("scipy.special")
@@ -76,8 +85,6 @@ LEVELS_MANY = (1e-15, 1e-10, 1e-6, 1e-3, 0.05, 0.4)
 LEVELS_MANY_USERS = 200_000
 #: Mass of S_1 (untilted) left above or below the FFT window (Bernstein's bound).
 WINDOW_TAIL = 1e-16
-#: Binomial weights below this are not evaluated (their terms are charged).
-BETA_SKIP = 1e-18
 #: Pools with (n_H + 1) (n_L + 1) at most this get the exact mixture over the two counts.
 EXACT_MIXTURE = 64
 #: Largest FFT size of one D(h, l); beyond, Chernoff's bound (:func:`d_chernoff`).
@@ -211,103 +218,12 @@ def _pb_pmf(g: NDArray, c: NDArray) -> NDArray:
     return out
 
 
-def _half_binomial(c: int) -> NDArray:
-    """The pmf of Bin(c, 1/2), rounded up (relative 1e-12); cached."""
-    got = lru_get(_HALF_BINOMIAL, c)
-    if got is None:
-        got = stats.binom.pmf(np.arange(c + 1), c, 0.5) * (1.0 + 1e-12)
-        got.setflags(write=False)
-        lru_put(_HALF_BINOMIAL, c, got, 4096)
-    return got
-
-
-_HALF_BINOMIAL: OrderedDict[int, NDArray] = OrderedDict()
-register_mapping("two_region.half_binomial", _HALF_BINOMIAL)
-
-#: Half-width of the window of Bin(c2, 1/2) in :func:`_half_binomial_window`, in units of
-#: sqrt(c2) (6 standard deviations; Hoeffding: at most e^{-2 K_WINDOW^2} = 1.5e-8 of its mass
-#: beyond each end, charged with the values at the window's ends, docs/theory.md 15.4).
-K_WINDOW = 3.0
-
-
-def _half_binomial_window(c2: NDArray) -> tuple[NDArray, ...]:
-    """``(k0, k1, pk, p_left, p_right, e_right)``: per row, the pmf of Bin(c2, 1/2) on ``k0 ..
-    k0 + w - 1`` (a common width w; 0 beyond ``k1``), rounded up, with ``|k - c2/2| <= K_WINDOW
-    sqrt(c2)``; upper bounds on ``Pr[K < k0]``, ``Pr[K > k1]`` and ``E[(K - k1)_+]`` (Hoeffding:
-    ``Pr[K >= c2/2 + m] <= exp(-2 m^2 / c2)``, and ``sum_{j > k1} Pr[K >= j] <= int_m^inf
-    exp(-2 y^2 / c2) dy <= exp(-2 m^2 / c2) c2 / (4 m)``, ``m = k1 - c2/2``; 0 where nothing is
-    left out).  The pmf is ``exp`` of ``lgamma(c2 + 1) - lgamma(k + 1) - lgamma(c2 - k + 1) -
-    c2 log 2`` (one table of ``gammaln`` over the integers involved), raised by 64 ulps of the
-    sum of those terms' magnitudes (scipy's ``gammaln`` is accurate to a few ulps) and by
-    1e-12."""
-    c2 = np.asarray(c2, dtype=np.int64)
-    half = c2 / 2.0
-    m = K_WINDOW * np.sqrt(c2.astype(np.float64))
-    k0 = np.maximum(np.ceil(half - m), 0.0).astype(np.int64)
-    k1 = np.minimum(np.floor(half + m), c2).astype(np.int64)
-    w = int((k1 - k0).max()) + 1
-    kk = k0[:, None] + np.arange(w)[None, :]
-    ok = kk <= k1[:, None]
-    kk = np.where(ok, kk, k0[:, None])
-    rest = c2[:, None] - kk
-    base = int(min(int(k0.min()), int(rest.min())))
-    table = special.gammaln(np.arange(base, int(c2.max()) + 1, dtype=np.float64) + 1.0)
-    lg_n = table[c2 - base][:, None]
-    lg_k, lg_r = table[kk - base], table[rest - base]
-    two = (c2 * math.log(2.0))[:, None]
-    log_p = lg_n - lg_k - lg_r - two
-    # (|lgamma(k + 1)|, |lgamma(c2 - k + 1)| <= lgamma(c2 + 1) for integers: one slack per row)
-    slack = 64.0 * _U * (3.0 * np.abs(lg_n) + two) + 1e-12
-    pk = np.where(ok, np.exp(np.minimum(log_p + slack, 0.0)), 0.0)
-    c2f = np.maximum(c2.astype(np.float64), 1.0)
-    p_left = np.where(k0 > 0, np.exp(-2.0 * (half - (k0 - 1)) ** 2 / c2f), 0.0)
-    p_right = np.where(k1 < c2, np.exp(-2.0 * ((k1 + 1) - half) ** 2 / c2f), 0.0)
-    m_r = np.maximum(k1 - half, 1e-300)
-    e_right = np.where(k1 < c2, np.exp(-2.0 * m_r ** 2 / c2f) * c2f / (4.0 * m_r), 0.0)
-    up = 1.0 + 1e-12
-    return (k0, k1, pk, np.minimum(p_left, 1.0) * up, np.minimum(p_right, 1.0) * up,
-            e_right * up)
-
-
 def centre_law(cells, sd_steps: int = SD_STEPS_2R) -> LatticeLaw:
     """The lattice law of the centre cells (``sd_steps`` lattice steps per standard deviation)."""
     mean, var = cells.moments()
     sd = math.sqrt(var) if var > 0 else 1.0
     width = float(cells.hi.max() - cells.lo.min())
     return lattice_law(cells, max(sd / sd_steps, width / (1 << 13), 1e-12))
-
-
-def _beta(l_: int, q: float) -> tuple[NDArray, int, int, float]:
-    """The pmf of Bin(l, q) (rounded up by 1e-12) on the full range 0..l, zero outside
-    ``[lo2, hi2]``, the indices where it is at least ``BETA_SKIP``, and the mass outside them
-    (computed from scipy's tails): only a window of about 13 standard deviations around the
-    mean is evaluated (every index with pmf >= BETA_SKIP lies in it).  Cached by ``(l, q)``
-    (read-only arrays): a solve evaluates the same strata at every probe (Laplace,
-    ``normal_1.5_0.5``, 10^4 users: 7,176 calls, 1,769 distinct)."""
-    key = (int(l_), float(q))
-    got = lru_get(_BETA_CACHE, key)
-    if got is None:
-        got = lru_put(_BETA_CACHE, key, frozen_value(_beta_uncached(*key)), 4096)
-    return got
-
-
-_BETA_CACHE: OrderedDict[tuple, tuple] = OrderedDict()
-register_mapping("two_region.beta", _BETA_CACHE)
-
-
-def _beta_uncached(l_: int, q: float) -> tuple[NDArray, int, int, float]:
-    sd = math.sqrt(max(l_ * q * (1.0 - q), 0.0))
-    a = max(0, int(math.floor(l_ * q - 13.0 * sd)) - 10)
-    b = min(l_, int(math.ceil(l_ * q + 13.0 * sd)) + 10)
-    beta = np.zeros(l_ + 1)
-    beta[a:b + 1] = stats.binom.pmf(np.arange(a, b + 1), l_, q) * (1.0 + 1e-12)
-    big = np.flatnonzero(beta >= BETA_SKIP)
-    lo2, hi2 = (int(big[0]), int(big[-1])) if big.size else (0, l_)
-    out_mass = (float(stats.binom.cdf(lo2 - 1, l_, q)) if lo2 > 0 else 0.0) + (
-        float(stats.binom.sf(hi2, l_, q)) if hi2 < l_ else 0.0)
-    beta[:lo2] = 0.0
-    beta[hi2 + 1:] = 0.0
-    return beta, lo2, hi2, out_mass
 
 
 def _charge(law: LatticeLaw, out_mass: float, top: float, n_tot: int) -> float:
@@ -363,8 +279,7 @@ def d_upper(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float, h: int, l
     c2s, terms, charge, beta = terms
     terms = terms.copy()
     c1s = n_tot - c2s
-    b1 = np.where(c2s <= l_, beta[np.minimum(c2s, l_)], 0.0)
-    b2 = np.where(c2s >= 1, beta[np.maximum(c2s - 1, 0)], 0.0)
+    b1, b2 = _weights(beta, int(c2s[0]), c2s, l_, q)  # (the terms' c2 run from lo2)
     a_w = np.where(c1s >= 1, b1 / np.maximum(c1s, 1), 0.0)
     b_w = np.where(c2s >= 1, b2 / np.maximum(c2s, 1), 0.0)
     # the terms with the victim surely in the tails (a = 0): bb E[(S_2)_+], exact
@@ -562,13 +477,14 @@ def _chernoff_batch(law: LatticeLaw, tail_hi: float, tail_lo: float, q: float,
         beta, lo2, hi2, out_mass = _beta(l_, q)
         c2 = np.arange(lo2, hi2 + 2)
         c1 = n_tot - c2
-        b1 = np.where(c2 <= l_, beta[np.minimum(c2, l_)], 0.0)
-        b2 = np.where(c2 >= 1, beta[np.maximum(c2 - 1, 0)], 0.0)
+        b1, b2 = _weights(beta, lo2, c2, l_, q)
         a = np.where(c1 >= 1, b1 / np.maximum(c1, 1), 0.0)
         bb = np.where(c2 >= 1, b2 / np.maximum(c2, 1), 0.0)
         rows = np.flatnonzero(a > 0.0)
-        out.append((c2, b1 * x_pos + b2 * t_pos, _charge(law, out_mass, x_pos + t_pos, n_tot),
-                    beta, rows))
+        # (+ the ratio's rounding: at most RATIO_REL b2 E|Y| a term, b2 summing to <= 2)
+        charge = (_charge(law, out_mass, x_pos + t_pos, n_tot)
+                  + 2.0 * RATIO_REL * max(abs(tail_hi), abs(tail_lo)))
+        out.append((c2, b1 * x_pos + b2 * t_pos, charge, beta, rows))
         cols.append((c1[rows], c2[rows], a[rows], bb[rows]))
     c1r, c2r, ar, br = (np.concatenate([c[i] for c in cols]).astype(np.float64)
                         for i in range(4))
