@@ -281,7 +281,7 @@ def _few_classes_value(law: Any, gam: NDArray, cnt: NDArray, charge: float) -> f
 
 
 def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
-                 victims: dict, by_choice: dict, floors: dict) -> None:
+                 victims: dict, merges: dict, by_choice: dict, floors: dict) -> None:
     """One case of :func:`_group_value` screened: its floored cells, lattice law, merged pool
     and Chernoff bound (plus charge) appended to ``by_choice[case.choice]``, or its charge to
     ``floors`` when ``l <= 0`` everywhere (A = 0)."""
@@ -297,10 +297,10 @@ def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
         # a value rounded down for base stays below the scaled one)
         base, factor = case.scaled
         key = (id(base), case.choice)
-        if key not in victims:  # (the cases of a choice share a base: merged once a call)
-            victims[key] = _merged_pool(np.asarray(base, dtype=np.float64), classes.counts,
-                                        victims[case.choice])
-        gam, cnt = victims[key][0] * factor, victims[key][1]
+        if key not in merges:  # (the cases of a choice share a base: merged once a call)
+            merges[key] = _merged_pool(np.asarray(base, dtype=np.float64), classes.counts,
+                                       victims[case.choice])
+        gam, cnt = merges[key][0] * factor, merges[key][1]
     else:
         # masses not proportional to the choice's others: this case's own victim (the
         # user of the group with the largest mass in it) leaves the pool
@@ -341,8 +341,8 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     for c in cases:
         m = np.asarray(c.masses, dtype=np.float64)[a:b]
         top[c.choice] = m if c.choice not in top else np.maximum(top[c.choice], m)
-    # each choice's victim (its pool: every user but it), and the merged pools of the call
-    victims: dict = {ch: a + int(np.argmax(m)) for ch, m in top.items()}
+    # each choice's victim (its pool: every user but it)
+    victims = {ch: a + int(np.argmax(m)) for ch, m in top.items()}
     d_v = g.delta_hi
     if d_v >= 1.0:
         return 1.0
@@ -350,6 +350,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     n_others = float(classes.counts.sum()) - 1.0
     by_choice: dict[int, list] = {}
     floors: dict[int, float] = {}  # per choice, the largest value of its cases with A = 0
+    merges: dict[tuple[int, int], tuple[NDArray, NDArray]] = {}
     for c in cases:  # (the choices' order, which breaks ties of the ranking below)
         by_choice.setdefault(c.choice, [])
     done: set[int] = set()
@@ -358,7 +359,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         for i in idx:
             if i not in done:
                 done.add(i)
-                _screen_case(cases[i], classes, a, b, n_others, victims, by_choice,
+                _screen_case(cases[i], classes, a, b, n_others, victims, merges, by_choice,
                              floors)
 
     known: dict[int, float] = {}  # the cases evaluated in full
