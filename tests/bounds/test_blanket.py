@@ -697,7 +697,7 @@ def test_ratio_groups_at_the_low_end(monkeypatch):
     _coarse_two_region(monkeypatch)
     clear_caches()
     fine = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="laplace").eps
-    monkeypatch.setattr(bd, "GROUP_RATIO", 1e9)
+    monkeypatch.setattr("shuffledp.bounds.blanket.groups.GROUP_RATIO", 1e9)
     clear_caches()
     coarse = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism="laplace").eps
     assert fine < 0.9 * coarse, (fine, coarse)
@@ -716,7 +716,8 @@ def test_piecewise_ratio_groups_over_all_users(monkeypatch):
     prof = BudgetProfile.from_arrays(np.clip(rng.normal(0.75, 0.5, size=10_000), 0.05, 1.0))
     fam = get_family("piecewise")
     assert fam.blanket_ratio_share == 1.0
-    monkeypatch.setattr(bd, "HEAVY_SHARE", 2.0)  # the cuts below heavy tiers: the next test
+    # (the cuts below heavy tiers: the next test)
+    monkeypatch.setattr("shuffledp.bounds.blanket.groups.HEAVY_SHARE", 2.0)
     groups, _ = bd.blanket_plan(prof, fam)
     assert all(g.eps_hi < g.eps_lo * bd.GROUP_RATIO for g in groups)
     clear_caches()
@@ -750,7 +751,7 @@ def test_groups_below_a_heavy_tier(monkeypatch, mechanism):
     _coarse_two_region(monkeypatch)
     clear_caches()
     cut = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism=mechanism).eps
-    monkeypatch.setattr(bd, "HEAVY_SHARE", 2.0)
+    monkeypatch.setattr("shuffledp.bounds.blanket.groups.HEAVY_SHARE", 2.0)
     clear_caches()
     plain = get_bound("blanket").evaluate(profile=prof, delta=1e-6, mechanism=mechanism).eps
     clear_caches()
@@ -759,7 +760,7 @@ def test_groups_below_a_heavy_tier(monkeypatch, mechanism):
     monkeypatch.undo()
     assert bd._heavy_cuts(few.tiers.eps, few.tiers.counts).size > 0  # but few tiers: unused
     groups_few, _ = bd.blanket_plan(few, get_family(mechanism))
-    monkeypatch.setattr(bd, "HEAVY_SHARE", 2.0)
+    monkeypatch.setattr("shuffledp.bounds.blanket.groups.HEAVY_SHARE", 2.0)
     assert bd.blanket_plan(few, get_family(mechanism))[0] == groups_few
 
 
@@ -811,7 +812,9 @@ def test_the_few_classes_screen_only_saves_full_evaluations(monkeypatch):
     """docs/theory.md 15.1, "The screen": a case is skipped only when its value with the pool
     rounded down onto SCREEN_CLASSES classes (itself an upper bound of the case) is at most
     the running maximum, and the others keep the smallest value, so the bound with the
-    screen is at most the bound without it; and it spares evaluations with all the classes."""
+    screen is at most the bound without it; and it spares evaluations with all the classes
+    (measured: 48 against 77; 15 against 45 before the checks took the fine cells, which
+    evaluate more cases in full either way and spare whole screenings of groups)."""
     import shuffledp.bounds.blanket.bound as bd
 
     n = 2000
@@ -837,7 +840,7 @@ def test_the_few_classes_screen_only_saves_full_evaluations(monkeypatch):
     (d_on, full_on, few_on), (d_off, full_off, _) = out[True], out[False]
     assert few_on > 0
     assert 0.0 < d_on <= d_off
-    assert full_on < 0.6 * full_off, out
+    assert full_on < 0.7 * full_off, out
 
 
 def test_every_choice_is_considered(monkeypatch):

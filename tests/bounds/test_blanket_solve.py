@@ -99,6 +99,35 @@ def test_a_bound_that_rises_again_near_the_top_is_still_solved():
     assert root <= x <= root + 9.0 * max(ATOL, RTOL * root)
 
 
+def test_the_upward_search_from_a_tiny_start_takes_few_probes():
+    """A start far below the crossing (another group's crossing near 1e-95, where a victim of
+    budget 1.6e-95 puts it) and a bound above the target near the group's largest budget: the
+    upward search takes about ``UP_SEARCH_PROBES`` steps (it took 300 doublings, 36 s a solve
+    on the Laplace profile (47.3, 0.0211, 1.6e-95) of the long soundness run) and still
+    returns a certified point near the crossing; a bound above the target everywhere below
+    ``b`` gives ``b``."""
+    from shuffledp.bounds.blanket.solve import UP_SEARCH_PROBES
+
+    target, root, b = 1e-6, 0.0094, 47.3
+    calls: list[float] = []
+
+    def fn(x: float) -> float:
+        calls.append(x)
+        if x < root:
+            return 0.5
+        return target / 2.0 if x < 6.0 else 1.0
+
+    x = _solve_group(fn, target, 1.6e-95, b, RTOL, ATOL)
+    assert fn(x) <= target
+    assert root <= x <= root + 9.0 * max(ATOL, RTOL * root)
+    assert len(calls) <= UP_SEARCH_PROBES + 60, len(calls)
+
+    calls.clear()
+    assert _solve_group(lambda x: calls.append(x) or 1.0, target, 1.6e-95, b, RTOL,
+                        ATOL) == b
+    assert len(calls) <= UP_SEARCH_PROBES + 8, len(calls)
+
+
 def test_blanket_certifies_a_budget_of_50_among_many():
     """Laplace users at eps 0.5 and 1 (10^5 each) and five at eps 50, delta = 1e-12: the
     eps-50 victims' computed bound is 1 just below 50 (its charges grow like e^eps), yet the

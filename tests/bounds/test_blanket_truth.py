@@ -837,7 +837,8 @@ def test_piecewise_budget_ranges_dominate_the_truth(budgets, monkeypatch):
     from shuffledp.families import get_family
 
     monkeypatch.setattr(bd, "MAX_TIER_GROUPS", 1)
-    monkeypatch.setattr(bd, "GROUP_RATIO", 1e9)  # no budget-ratio cuts: one range group
+    # (no budget-ratio cuts: one range group)
+    monkeypatch.setattr("shuffledp.bounds.blanket.groups.GROUP_RATIO", 1e9)
     profile = BudgetProfile.from_arrays(budgets)
     groups, _ = blanket_plan(profile, get_family("piecewise"), 1)
     assert any(g.eps_lo < g.eps_hi for g in groups), groups

@@ -162,6 +162,7 @@ class Laplace(Family):
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
     blanket_ratio_groups: ClassVar[bool] = True
+    blanket_union_ratio: ClassVar[float] = 1.0  # (Family.blanket_union_ratio)
     blanket_eps_floor: ClassVar[float] = 1e-6
     cuts_tails: ClassVar[bool] = True
 

@@ -108,6 +108,7 @@ class OUE(Family):
     aware: ClassVar[bool] = True
     binnable: ClassVar[bool] = True
     blanket_groups: ClassVar[str] = "tiers_then_ranges"
+    blanket_union_ratio: ClassVar[float] = 1.0  # (Family.blanket_union_ratio)
 
     def blanket_group_levels(self, eps: NDArray[np.float64]) -> NDArray[np.float64]:
         """``2 sqrt(d) arcsin(sqrt(q)) / GROUP_DZ``: the reports' number of ones has about unit

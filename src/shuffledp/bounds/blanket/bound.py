@@ -4,7 +4,8 @@ For a profile and a randomizer family F (option ``mechanism``): the profile's bu
 put into victim groups (contiguous ranges of tiers, as ``clones``' mechanism-aware groups, cut
 further to a budget ratio ``GROUP_RATIO`` among the lowest budgets for the families that ask,
 ``Family.blanket_ratio_groups``, and below every tier holding ``HEAVY_SHARE`` of the users on
-profiles of more than ``HEAVY_MIN_TIERS`` budgets (``_heavy_cuts``), or one tier per group
+profiles of more than ``HEAVY_MIN_TIERS`` budgets (:mod:`~shuffledp.bounds.blanket.groups`),
+or one tier per group
 for the families that need it or prefer it up to ``MAX_TIER_GROUPS`` tiers,
 ``Family.blanket_groups``) and user classes
 (one per tier, or contiguous ranges of tiers inside a group above ``BIN_MIN_TIERS`` tiers).
@@ -41,6 +42,15 @@ from numpy.typing import NDArray
 
 from shuffledp.bounds.blanket.amplification import amplification_bound, chernoff_bound
 from shuffledp.bounds.blanket.cells import lattice_law
+from shuffledp.bounds.blanket.groups import (  # noqa: F401 (tests import them from here)
+    GROUP_RATIO,
+    HEAVY_SHARE,
+    _heavy_cuts,
+    _ratio_cuts,
+    _union,
+    _union_run,
+    _visit_order,
+)
 from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them from here)
     MAX_CLASSES,
     _class_starts,
@@ -83,12 +93,10 @@ SCREEN_CLASSES = 16
 SCREEN_MIN_POINTS = 1024
 #: A check of a group against the running maximum (``worst > 0``) first tries one choice, its
 #: cases' Chernoff bounds and, where they are above what the group needs, the amplification sum
-#: on a lattice CHECK_COARSEN times coarser (an upper bound of the case, as the screen's):
-#: when all are at most what the group needs, the group cannot raise the maximum (time only).
+#: on a lattice CHECK_COARSEN times coarser (an upper bound of the case, as the screen's), then
+#: on the case's fine cells (or its own lattice): when all are at most what the group needs,
+#: the group cannot raise the maximum (time only).
 CHECK_COARSEN = 16
-#: Largest budget ratio within one victim group (beyond the equal-count groups), among the
-#: lowest ``Family.blanket_ratio_share`` of the users (``_ratio_cuts``).
-GROUP_RATIO = 1.05
 #: The noise-scaled families' victim groups (the mechanism-aware clones' equal-count groups):
 #: one that spans a budget ratio above NOISE_WIDE_RATIO is cut where the budget crosses its
 #: smallest times ``NOISE_GROUP_RATIO**k`` (:func:`_wide_group_cuts`; 0 for no cuts).
@@ -103,13 +111,8 @@ NOISE_PROBE_GAIN = 0.05
 #: charge is below the best value so far (it only costs time otherwise).
 TWO_REGION_MIN_HIGH = 0.25
 TWO_REGION_MIN_USERS = 20
-#: Tiers holding at least this share of the users are *heavy*: the victims just below one get
-#: groups ending at the budgets eps_t (1 - r), r in HEAVY_STEPS (``_heavy_cuts``).  Measured
-#: (Laplace, delta = 1e-6, normal_0.75_0.5 with 30% of the users at its top budget 1):
-#: eps 0.05203 -> 0.04919 at n = 10^4, 0.01649 -> 0.01552 at 10^5.
-HEAVY_SHARE = 0.05
-HEAVY_STEPS = (0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125)
-#: ... on profiles with more distinct budgets than this (a few tiers keep their groups).
+#: The cuts below heavy tiers (``groups._heavy_cuts``) are made on profiles with more
+#: distinct budgets than this (a few tiers keep their groups).
 HEAVY_MIN_TIERS = 64
 #: Families computed per budget tier accept at most this many tiers (``"tiers_then_ranges"``:
 #: one group per tier up to this many, ranges of tiers beyond).
@@ -139,6 +142,11 @@ SOLVE_FAR = 1e-3
 #: than 10 times (25.9 s); with 2 and 1 the top group is solved at once (12.2 s).
 FAR_VALUE = 2.0
 FAR_FAILS = 1
+#: After a group check whose value was at most ``UNION_BELOW`` times delta,
+#: :func:`_blanket_eps` checks the next pending group and the pending groups adjacent to it
+#: whose budgets span at most ``Family.blanket_union_ratio`` (at most ``UNION_MAX`` groups)
+#: as one group first (``groups._union_run``, ``groups._union``; time only).
+UNION_BELOW = 0.5
 #: Values of the latest evaluations, by (profile digest, eps, family, groups): the eps
 #: inversions of ``blanket`` and of ``tightest`` (which takes it as a member) share them.
 _VALUES: OrderedDict[tuple, float] = OrderedDict()
@@ -202,24 +210,6 @@ def blanket_plan(profile: BudgetProfile, family: Family, groups: int = VICTIM_GR
     return out, frozen_value(classes)
 
 
-def _heavy_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Tier indices where the budget crosses ``eps_t (1 - r)`` for ``r`` in ``HEAVY_STEPS``,
-    below every tier ``t`` holding at least ``HEAVY_SHARE`` of the users: the victims just
-    below a heavy tier get narrow groups of their own (docs/theory.md 15.4, "What limits the
-    Laplace ratio now", (i)).  Any partition of the victims is valid; a narrower group's
-    victims are a subset of a wider one's, with masses taken over fewer corners."""
-    total = float(counts.sum())
-    out: set[int] = set()
-    for t in np.flatnonzero(counts >= HEAVY_SHARE * total):
-        if t == 0 or not eps[t] > 0.0:
-            continue
-        for r in HEAVY_STEPS:
-            c = int(np.searchsorted(eps, eps[t] * (1.0 - r), side="left"))
-            if 0 < c < eps.size:
-                out.add(c)
-    return np.asarray(sorted(out), dtype=np.int64)
-
-
 def _wide_group_cuts(eps: NDArray[np.float64], edges: NDArray[np.int64]) -> NDArray[np.int64]:
     """Tier indices inside each equal-count victim group (tiers ``edges[g]:edges[g + 1]``,
     :func:`group_edges`) whose budgets
@@ -240,26 +230,6 @@ def _wide_group_cuts(eps: NDArray[np.float64], edges: NDArray[np.int64]) -> NDAr
                          / max(step, math.log(hi / lo) / NOISE_MAX_PIECES))
         out.append(a + np.flatnonzero(np.diff(level)) + 1)
     return (np.concatenate(out) if out else np.zeros(0)).astype(np.int64)
-
-
-def _ratio_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64],
-                share: float) -> NDArray[np.int64]:
-    """Tier indices where the budget crosses ``eps_min * GROUP_RATIO**k`` (k = 1, 2, ...)
-    among the lowest ``share`` of the users, so that no victim group there spans a
-    larger budget ratio: a group's own users get no mass against its victims in the
-    families whose users cover only the victims above their budget, and every victim is
-    taken at the group's largest budget; above, the users below a group outnumber those in
-    it and equal-count groups lose little.  Budgets <= 0 stay with the first group."""
-    pos = eps > 0
-    if not np.any(pos):
-        return np.zeros(0, dtype=np.int64)
-    base = float(eps[pos].min())
-    # (a difference of logs: eps / base overflows for base near the smallest float)
-    level = np.where(pos, np.floor((np.log(np.maximum(eps, base)) - math.log(base))
-                                   / math.log(GROUP_RATIO)), 0.0)
-    cuts = np.flatnonzero(np.diff(level)) + 1
-    below = np.cumsum(counts)[cuts - 1]  # users below each cut
-    return cuts[below < share * float(counts.sum())].astype(np.int64)
 
 
 def _case_law(cells: Any, coarsen: float = 1.0):
@@ -311,7 +281,8 @@ def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
 
 
 def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int, eps: float,
-                 worst: float, memo: dict | None = None, probe: bool = False) -> float:
+                 worst: float, memo: dict | None = None, probe: bool = False,
+                 quick: bool = False) -> float:
     g = groups[gi]
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
@@ -329,11 +300,12 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             and any(c.choice == hit[1] for c in cases))
     if lone:
         cases = [c for c in cases if c.choice == hit[1]]
-    # (the two-region choices are used from TWO_REGION_MIN_USERS users on: not built below)
-    two = (family.blanket_two_region_cases(eps, g, classes)
-           if float(classes.counts.sum()) >= TWO_REGION_MIN_USERS else [])
-    if not cases and not two:
-        return 1.0
+    if not cases:
+        # (the two-region choices are used from TWO_REGION_MIN_USERS users on: not built
+        # below; built here only when there is no other case, else after a check)
+        two = _two_region_cases(family, eps, g, classes)
+        if not two:
+            return 1.0
     # the victim: one user of the group leaves the pool, per choice of blanket the one with
     # the largest mass in it (any victim of the group then sees a pool at least as large)
     a, b = int(classes.edges[gi]), int(classes.edges[gi + 1])
@@ -406,28 +378,42 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         # maximum and the other choices need no screening (time only: the value returned is
         # then at most ``worst``, as the full evaluation's would be).  The choice tried is
         # the one whose first case (the family's widest pairs) has the smallest Chernoff
-        # bound; its cases above need are bounded on a lattice CHECK_COARSEN times coarser,
-        # then on their own (upper bounds of the case, as any step gives)
+        # bound; its cases above need, the largest Chernoff bound first (a failing choice
+        # fails early), are bounded on a lattice CHECK_COARSEN times coarser, then on their
+        # fine cells if they have any (the exact phase's law and bounds, kept for it), else
+        # on their own lattice (upper bounds of the case, as any step gives)
         of: dict[int, list[int]] = {}
         for i, c in enumerate(cases):
             of.setdefault(c.choice, []).append(i)
         screen([idx[0] for idx in of.values()])
-        lead = min(of, key=lambda ch: max([t[3] for t in by_choice[ch]]
-                                         + [floors.get(ch, 0.0)]))
-        screen(of[lead])
-        top = floors.get(lead, 0.0)
-        for t in sorted(by_choice[lead], key=lambda t: t[3]):
-            v = t[3]
-            law, gam, cnt, _, case, cells = t
-            for lattice in (_case_law(cells, CHECK_COARSEN), law):
-                if v <= need or probe:  # (a solve's probe: the Chernoff bounds only)
+        leads = [min(of, key=lambda ch: max([t[3] for t in by_choice[ch]]
+                                            + [floors.get(ch, 0.0)]))]
+        last = memo.get(("choice", "last")) if memo is not None else None
+        if last is not None and last != leads[0] and last in of and not (probe or quick):
+            leads.append(last)  # (the choice of the latest full evaluation, second)
+        for lead in leads:
+            screen(of[lead])
+            top = floors.get(lead, 0.0)
+            for t in sorted(by_choice[lead], key=lambda t: -t[3]):
+                v = t[3]
+                law, gam, cnt, _, case, cells = t
+                fine = case.refine is not None
+                for lattice in (_case_law(cells, CHECK_COARSEN), None if fine else law):
+                    if v <= need or probe:  # (a solve's probe: the Chernoff bounds only)
+                        break
+                    if lattice is None:
+                        v = min(v, case_value(t, need))
+                    else:
+                        v = min(v, amplification_bound(lattice, gam, cnt).value + case.charge)
+                top = max(top, v)
+                if top > need:
                     break
-                v = min(v, amplification_bound(lattice, gam, cnt).value + case.charge)
-            top = max(top, v)
-            if top > need:
-                break
-        if top <= need:
-            return float(min(1.0, d_v + (1.0 - d_v) * top))
+            if top <= need:
+                return float(min(1.0, d_v + (1.0 - d_v) * top))
+    if quick:  # (a check of a union of groups: its lead choice alone, else 1, a valid bound)
+        return 1.0
+    if cases:
+        two = _two_region_cases(family, eps, g, classes)
     screen(list(range(len(cases))))
     # every choice (of more than one) gets an estimate of its value: its case of largest
     # Chernoff bound on its exact phase's law with few classes (:func:`_few_classes_value`,
@@ -457,6 +443,7 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             best, best_choice = value, choice
     if memo is not None and not lone and best_choice is not None and len(by_choice) > 1:
         memo[("choice", gi)] = (eps, best_choice)
+        memo[("choice", "last")] = best_choice
     if two:
         by_two: dict[int, list] = {}
         for case in two:
@@ -486,6 +473,13 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             memo[gi] = (eps, won)
             memo["last"] = won
     return float(min(1.0, d_v + (1.0 - d_v) * min(best, 1.0)))
+
+
+def _two_region_cases(family: Family, eps: float, g: VictimGroup, classes: UserBins) -> list:
+    """The group's two-region cases (none below ``TWO_REGION_MIN_USERS`` users)."""
+    if float(classes.counts.sum()) < TWO_REGION_MIN_USERS:
+        return []
+    return family.blanket_two_region_cases(eps, g, classes)
 
 
 def _two_region_order(choices: list[int], memo: dict | None, gi: int, eps: float
@@ -534,15 +528,6 @@ def blanket_group_delta(*, profile: BudgetProfile, eps: float, mechanism: Any, g
     if not 0 <= int(group) < len(groups):
         raise ValueError(f"group must be in [0, {len(groups) - 1}], got {group!r}")
     return _group_value(family, groups, classes, int(group), float(eps), 0.0)
-
-
-def _visit_order(size: int, top_first: bool = False) -> list[int]:
-    """The victim groups in the order they are evaluated: the smallest budgets, the largest,
-    then the rest (the worst group is usually at an end, and it prunes the others early);
-    the largest first for the families where it is usually the worst
-    (``Family.blanket_top_first``).  The order only changes the time."""
-    ends = [size - 1, 0] if top_first else [0, size - 1]
-    return list(dict.fromkeys(i for i in [*ends, *range(1, size - 1)] if i >= 0))
 
 
 def _wide(group: VictimGroup) -> bool:
@@ -673,11 +658,32 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
     if order and eps < groups[order[0]].eps_hi:
         eps, decider = solve(order[0], eps), groups[order[0]]
     pending = order[1:]
+    ratio = family.blanket_union_ratio
+    unions = family.blanket_groups != "tiers" and ratio > 1.0
     while pending:
         fails, far, unchecked = [], 0, []
+        # after a check whose value was at most UNION_BELOW times delta, the next group and
+        # the pending groups adjacent to it are checked as one group first (a run of
+        # _union_run; time only)
+        settled: set[int] = set()
+        streak, tried = False, -1
         for k, gj in enumerate(pending):
+            if gj in settled:
+                continue
             if eps < groups[gj].eps_hi:
+                if unions and streak and gj > tried:
+                    run = _union_run(groups, gj, set(pending[k:]) - settled, eps, ratio)
+                    tried = run[-1]
+                    # (a union's bound covers each of its groups' victims, Theorem 6 (iii))
+                    ug, uc = _union(groups, classes, run[0], run[-1])
+                    u = (_group_value(family, ug, uc, 0, eps, delta, None, quick=True)
+                         if len(run) > 1 else math.inf)
+                    if u <= delta:
+                        settled.update(run)
+                        streak = u <= UNION_BELOW * delta
+                        continue
                 v = value(gj, eps, delta)
+                streak = v <= UNION_BELOW * delta
                 if v > delta:
                     fails.append((v, gj))
                     far += v > FAR_VALUE * delta

@@ -27,6 +27,9 @@ UP_PROBES = 4
 #: only).  Measured: Laplace, normal_0.75_0.5, n = 10^4, the top group's value 3,000 times
 #: delta at the first crossing, its own 9 times higher.
 UP_SKIP = 100.0
+#: The upward search from the start (where no downward probe certified a point) takes at most
+#: about this many steps (x2 each, larger over wider ranges; time only).
+UP_SEARCH_PROBES = 16
 
 
 def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float,
@@ -37,8 +40,9 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     group's crossing) and ``value_a`` (``fn(a)``, if known) is at most ``UP_SKIP`` times the
     target, then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
     when none has ``fn <= target`` and ``fn(near)`` is above it too (a bound that is not
-    monotone: rounding charges growing like e^eps), the points ``2^k`` times the start up to
-    the first failing probe, ``b`` itself if none of them is certified;
+    monotone: rounding charges growing like e^eps), the points ``f^k`` times the start up to
+    the first failing probe (``f = 2``, or larger so that about ``UP_SEARCH_PROBES`` steps
+    reach it), ``b`` itself if none of them is certified;
     else Brent's method on ``log fn`` (on ``log(fn - floor)`` when ``0 <= floor < target``:
     ``floor`` is the value where the group's amplification bound is 0, a plateau of ``log fn``
     far above the crossing) locates the crossing r (``scipy.optimize.brentq``),
@@ -95,12 +99,16 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
         # delta_G falls), or the computed bound is not monotone (its rounding charges grow
         # like e^eps: Laplace victims at eps 50 are charged 1 near it): from the start up,
         # doubling (only where the probes above failed; every point returned is certified)
-        prev, x = start, 2.0 * start
+        # (x2 steps, or larger ones over a range wider than 2^UP_SEARCH_PROBES: a start
+        # near 1e-95, another group's crossing, took 300 steps of doubling)
+        factor = 2.0 if not 0.0 < start < a else max(
+            2.0, math.exp(math.log(a / start) / UP_SEARCH_PROBES))
+        prev, x = start, factor * start
         while 0.0 < x < a:
             if g(x) <= 0.0:
                 certified, a = x, prev
                 break
-            prev, x = x, 2.0 * x
+            prev, x = x, factor * x
         if certified is None:
             return b
     if certified is None:
