@@ -128,6 +128,35 @@ def test_the_upward_search_from_a_tiny_start_takes_few_probes():
     assert len(calls) <= UP_SEARCH_PROBES + 8, len(calls)
 
 
+def test_the_first_group_solved_searches_up_from_zero():
+    """The first group solved starts from 0: a bound above the target near the group's top
+    (rounding charges like e^eps) and at the first downward probe is searched upward from
+    ``atol``, not given up (binary RR, 5,000 users at 0.5 and at 1 and five at 50, delta =
+    1e-12: the solve returned 50, the victims' local budget, before; 0.155 now, every group
+    at most delta there, at or above the certified lower bound)."""
+    target, root, b = 1e-12, 0.02, 50.0
+
+    def fn(x: float) -> float:
+        if x < root:
+            return 1e-3
+        return target / 10.0 if x < 1.0 else 1.0
+
+    x = _solve_group(fn, target, 0.0, b, RTOL, ATOL)
+    assert fn(x) <= target
+    assert root <= x <= root + 9.0 * max(ATOL, RTOL * root)
+
+    prof = BudgetProfile.from_histogram([0.5, 1.0, 50.0], [5000, 5000, 5])
+    clear_caches()
+    eps = bb.blanket_eps(profile=prof, delta=1e-12, mechanism="binary_rr")
+    assert eps < 0.5
+    lower = get_bound("rr_exact").eps(profile=prof, delta=1e-12)  # (0.1356)
+    assert eps >= lower * (1 - 1e-9), (eps, lower)
+    family = get_family("binary_rr")
+    groups, classes = bb.blanket_plan(prof, family)
+    for gi in range(len(groups)):
+        assert bb._group_value(family, groups, classes, gi, eps, 0.0) <= 1e-12
+
+
 def test_blanket_certifies_a_budget_of_50_among_many():
     """Laplace users at eps 0.5 and 1 (10^5 each) and five at eps 50, delta = 1e-12: the
     eps-50 victims' computed bound is 1 just below 50 (its charges grow like e^eps), yet the

@@ -397,14 +397,14 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             for t in sorted(by_choice[lead], key=lambda t: -t[3]):
                 v = t[3]
                 law, gam, cnt, _, case, cells = t
-                fine = case.refine is not None
-                for lattice in (_case_law(cells, CHECK_COARSEN), None if fine else law):
+                for step in ("coarse", "fine" if case.refine is not None else "own"):
                     if v <= need or probe:  # (a solve's probe: the Chernoff bounds only)
                         break
-                    if lattice is None:
+                    if step == "fine":
                         v = min(v, case_value(t, need))
-                    else:
-                        v = min(v, amplification_bound(lattice, gam, cnt).value + case.charge)
+                    else:  # (the coarse lattice built only when needed)
+                        lat = _case_law(cells, CHECK_COARSEN) if step == "coarse" else law
+                        v = min(v, amplification_bound(lat, gam, cnt).value + case.charge)
                 top = max(top, v)
                 if top > need:
                     break

@@ -40,9 +40,9 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     group's crossing) and ``value_a`` (``fn(a)``, if known) is at most ``UP_SKIP`` times the
     target, then by ``near / 8^k`` above ``a`` (``near`` one tolerance below ``b``);
     when none has ``fn <= target`` and ``fn(near)`` is above it too (a bound that is not
-    monotone: rounding charges growing like e^eps), the points ``f^k`` times the start up to
-    the first failing probe (``f = 2``, or larger so that about ``UP_SEARCH_PROBES`` steps
-    reach it), ``b`` itself if none of them is certified;
+    monotone: rounding charges growing like e^eps), the points ``f^k`` times the start (``atol``
+    if the start is 0) up to the first failing probe (``f = 2``, or larger so that about
+    ``UP_SEARCH_PROBES`` steps reach it), ``b`` itself if none of them is certified;
     else Brent's method on ``log fn`` (on ``log(fn - floor)`` when ``0 <= floor < target``:
     ``floor`` is the value where the group's amplification bound is 0, a plateau of ``log fn``
     far above the crossing) locates the crossing r (``scipy.optimize.brentq``),
@@ -101,9 +101,12 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
         # doubling (only where the probes above failed; every point returned is certified)
         # (x2 steps, or larger ones over a range wider than 2^UP_SEARCH_PROBES: a start
         # near 1e-95, another group's crossing, took 300 steps of doubling)
-        factor = 2.0 if not 0.0 < start < a else max(
-            2.0, math.exp(math.log(a / start) / UP_SEARCH_PROBES))
-        prev, x = start, factor * start
+        # (from atol when the start is 0: the first group solved, whose bound may rise again
+        # near its top, e.g. binary RR victims at eps 50 among 10^8 users)
+        base = start if start > 0.0 else atol
+        factor = 2.0 if not 0.0 < base < a else max(
+            2.0, math.exp(math.log(a / base) / UP_SEARCH_PROBES))
+        prev, x = start, factor * base
         while 0.0 < x < a:
             if g(x) <= 0.0:
                 certified, a = x, prev
