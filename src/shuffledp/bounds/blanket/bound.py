@@ -674,10 +674,11 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
                 if unions and streak and gj > tried:
                     run = _union_run(groups, gj, set(pending[k:]) - settled, eps, ratio)
                     tried = run[-1]
-                    # (a union's bound covers each of its groups' victims, Theorem 6 (iii))
-                    ug, uc = _union(groups, classes, run[0], run[-1])
-                    u = (_group_value(family, ug, uc, 0, eps, delta, None, quick=True)
-                         if len(run) > 1 else math.inf)
+                    u = math.inf
+                    if len(run) > 1:
+                        # (a union's bound covers each of its groups' victims, Theorem 6 (iii))
+                        ug, uc = _union(groups, classes, run[0], run[-1])
+                        u = _group_value(family, ug, uc, 0, eps, delta, None, quick=True)
                     if u <= delta:
                         settled.update(run)
                         streak = u <= UNION_BELOW * delta
@@ -688,7 +689,7 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
                     fails.append((v, gj))
                     far += v > FAR_VALUE * delta
                     if far >= FAR_FAILS:
-                        unchecked = pending[k + 1:]
+                        unchecked = [g for g in pending[k + 1:] if g not in settled]
                         break
         fails.sort(key=lambda t: -t[0])
         if fails:
