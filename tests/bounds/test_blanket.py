@@ -163,6 +163,28 @@ def test_amplification_bound_is_above_and_near_the_exact_sum(case):
     assert chernoff_bound(law, gammas, counts) >= exact * (1 - 1e-12)
 
 
+@pytest.mark.parametrize("case", range(12))
+def test_amplification_of_a_sparse_law_is_above_and_near_the_exact_sum(case):
+    """Laws whose points of positive mass are a few among many (a case's cells on a fine
+    lattice): the tilt's sums over those points only and the window's suffix sums at the
+    thresholds' positions give a bound above the exact A and within 1e-9 of it."""
+    rng = np.random.default_rng([SEED, 41, case])
+    size = int(rng.integers(30, 400))
+    p = rng.random(size) * (rng.random(size) < rng.uniform(0.02, 0.15))
+    p[0] += 0.05
+    p[-1] += 0.01
+    law = LatticeLaw(offset=int(rng.integers(-size, 1)), pmf=p / p.sum(),
+                     step=float(rng.choice([0.01, 0.37, 1.0])))
+    assert np.count_nonzero(law.pmf) < size
+    gammas = rng.uniform(0.05, 1.0, 2)
+    counts = rng.integers(1, 6, 2)
+    exact = _exact_a(law, gammas, counts)
+    got = amplification_bound(law, gammas, counts)
+    assert got.value >= exact - 1e-15 * max(1.0, abs(exact))
+    assert got.value <= exact + 1e-9
+    assert chernoff_bound(law, gammas, counts) >= exact * (1 - 1e-12)
+
+
 def test_amplification_is_the_mixture_over_the_blanket_count():
     """Theorem 6: A = sum_m Pr[M = m] E[(X_1 + ... + X_{m+1})_+] / (m + 1), M ~ Binomial."""
     law = LatticeLaw(offset=-3, pmf=np.array([0.3, 0.1, 0.0, 0.2, 0.15, 0.25]), step=0.5)
@@ -841,6 +863,39 @@ def test_the_few_classes_screen_only_saves_full_evaluations(monkeypatch):
     assert few_on > 0
     assert 0.0 < d_on <= d_off
     assert full_on < 0.7 * full_off, out
+
+
+def test_pools_of_many_expected_reports_are_not_screened(monkeypatch):
+    """docs/theory.md 15.1, "The screen": a pool of more than SCREEN_MAX_REPORTS expected
+    blanket reports is never rounded onto SCREEN_CLASSES classes (there the product's series
+    costs as much with all the classes: measured at 10^5 and 10^6 users), as a screen or as
+    a choice's estimate; the bound is the one every pool's screen gives."""
+    import shuffledp.bounds.blanket.bound as bd
+
+    n = 2000
+    prof = BudgetProfile.from_arrays(np.random.default_rng(3).uniform(0.5, 2.0, n),
+                                     np.full(n, 1e-8))
+    few = bd._few_classes_value
+    seen: list[tuple[int, float]] = []
+
+    def counted(law, gam, cnt, charge):
+        seen.append((int(np.size(gam)), float(np.dot(gam, cnt))))
+        return few(law, gam, cnt, charge)
+
+    monkeypatch.setattr(bd, "_few_classes_value", counted)
+    clear_caches()
+    d_all = get_bound("blanket").delta(profile=prof, eps=0.06, mechanism="gaussian")
+    reports = sorted(m for k, m in seen if k > bd.SCREEN_CLASSES)
+    assert len(reports) > 10
+    limit = reports[len(reports) // 2]  # half of the pools above it
+    monkeypatch.setattr(bd, "SCREEN_MAX_REPORTS", limit)
+    seen.clear()
+    clear_caches()
+    d_cut = get_bound("blanket").delta(profile=prof, eps=0.06, mechanism="gaussian")
+    clear_caches()
+    assert any(k > bd.SCREEN_CLASSES for k, _ in seen)
+    assert all(m <= limit for k, m in seen if k > bd.SCREEN_CLASSES)
+    assert d_cut == pytest.approx(d_all, rel=1e-9)
 
 
 def test_every_choice_is_considered(monkeypatch):

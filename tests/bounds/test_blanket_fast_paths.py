@@ -9,6 +9,8 @@
   ``COARSE_FACTOR * NEWTON_COARSE_POINTS`` points): the exponent it returns is the exponent at
   its theta, and within 1e-9 of the search on the law alone and of scipy's bounded
   minimization; a law whose coarse blocks all have mean <= 0 (no aim) still works.
+* Sparse laws (points of positive mass spread over a long lattice): the searches run over the
+  points of positive mass only, with the same sums and a tilt as good.
 * The caches keyed by read-only arrays (:func:`shuffledp.caching.lru_by_arrays`): the merged
   pool equals :func:`_merged` of the masses less the victim, is taken again for the same
   read-only arrays and never stored for writeable ones; the Gaussian and OUE cases built with
@@ -115,6 +117,47 @@ def test_coarse_first_newton_search_finds_the_same_exponent(seed, monkeypatch):
         lambda t: _log_mgf_r(law, g, c, t) + _log_pos_moment(law, t), bounds=(0.0, top),
         method="bounded", options={"xatol": 1e-12 * top})
     assert value <= min(best.fun, plain) + 1e-9 * max(1.0, abs(best.fun))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_sparse_law_is_searched_on_its_points_of_positive_mass(seed, monkeypatch):
+    """A law of a few hundred points of positive mass spread over thousands of lattice
+    points: ``support`` holds exactly those points, ``mass`` is the correctly rounded sum of
+    the pmf, the log moment generating function over the support is the one over the whole
+    lattice (computed here with numpy), and the tilt found (a grid when the support has at
+    most ``GRID_MAX_POINTS`` points, whatever the lattice's size; Newton's search beyond) has
+    the exponent it reports, within 1e-9 of scipy's bounded minimization."""
+    from scipy import optimize
+
+    rng = np.random.default_rng([20261207, 31, seed])
+    size = int(rng.integers(3000, 30000))
+    keep = int(rng.integers(50, 3 * tilt.GRID_MAX_POINTS))
+    p = np.zeros(size)
+    p[rng.choice(np.arange(1, size - 1), keep - 2, replace=False)] = rng.random(keep - 2)
+    p[0], p[-1] = rng.uniform(1e-9, 1e-3), rng.uniform(1e-9, 1e-3)
+    off = int(rng.integers(-size + 10, -size // 3))
+    law = LatticeLaw(offset=off, pmf=p / p.sum(), step=float(rng.uniform(1e-3, 0.1)))
+    x, lp = law.support
+    pos = law.pmf > 0
+    assert np.array_equal(x, law.values[pos]) and np.array_equal(lp, np.log(law.pmf[pos]))
+    assert x.size == keep and law.mass == math.fsum(law.pmf)
+    top = min(1.0 / law.step, 700.0 / float(np.max(np.abs(law.values))))
+    for t in (0.0, 1e-3 * top, 0.3 * top, top):
+        z = t * law.values
+        zm = float(np.max(z[pos]))
+        dense = zm + math.log(float(np.sum(law.pmf * np.exp(z - zm))))
+        assert tilt._log_mgf(law, t) == pytest.approx(dense, rel=1e-13, abs=1e-13)
+    k = int(rng.integers(1, 60))
+    g = rng.uniform(0.001, 0.6, k)
+    c = rng.integers(1, 10 ** int(rng.integers(1, 7)), k).astype(float)
+    if keep <= tilt.GRID_MAX_POINTS:  # the grid, though the lattice has thousands of points
+        monkeypatch.setattr(tilt, "_newton_theta", None)
+    theta, value = _best_theta(law, g, c)
+    assert value == _log_mgf_r(law, g, c, theta) + _log_pos_moment(law, theta)
+    best = optimize.minimize_scalar(
+        lambda t: _log_mgf_r(law, g, c, t) + _log_pos_moment(law, t), bounds=(0.0, top),
+        method="bounded", options={"xatol": 1e-12 * top})
+    assert value <= best.fun + 1e-9 * max(1.0, abs(best.fun))
 
 
 def test_newton_search_without_an_aim_when_no_coarse_block_is_positive():

@@ -74,7 +74,7 @@ _U = float(np.finfo(float).eps) / 2.0
 #: Safety factor on the FFT round-off estimate (an estimate, not a proof).
 FFT_SAFETY = 10.0
 #: Tilted mass allowed outside the FFT window, relative to the tilted law (Bernstein).
-WINDOW_TAIL = 1e-22
+WINDOW_TAIL = 1e-15
 #: Largest FFT size (2^24 points: 256 MB of complex numbers).
 MAX_FFT = 1 << 24
 #: Frequencies whose bound on ``|phi_R|`` is below this are skipped (and charged).
@@ -149,6 +149,23 @@ class LatticeLaw:
             a.setflags(write=False)
         return out
 
+    @cached_property
+    def support(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(x, log pmf)`` at the points of positive mass only (read-only, computed once):
+        the sums of the Chernoff tilt's search skip the lattice's empty points, which add
+        exactly 0 (a law of a few hundred cells spread over thousands of points)."""
+        keep = self.pmf > 0
+        out = (self.values[keep], self.log_pmf[keep])
+        for a in out:
+            a.setflags(write=False)
+        return out
+
+    @cached_property
+    def mass(self) -> float:
+        """The pmf's total mass correctly rounded (``math.fsum`` of its positive entries, the
+        zeros adding exactly 0; computed once)."""
+        return math.fsum(self.pmf[self.pmf > 0])
+
     @property
     def mean(self) -> float:
         return float(np.dot(self.pmf, self.values))
@@ -222,7 +239,7 @@ def law_factor(law: LatticeLaw, gammas, counts, lower: bool = False) -> float:
     rho = law.rel_error
     if rho == 0.0:
         return 1.0
-    s = math.fsum(law.pmf)  # correctly rounded: the mass lies within a relative u of it
+    s = law.mass  # correctly rounded (fsum): the mass lies within a relative u of it
     s_hi, s_lo = s * (1.0 + 2.0 * _U), s * (1.0 - 2.0 * _U)
     if lower:
         num = min((1.0 - rho) * s_lo * (1.0 - 2.0 * _U), 1.0)
@@ -368,8 +385,7 @@ def _log_mgf_r_many(law: LatticeLaw, gammas: NDArray, counts: NDArray,
     """:func:`_log_mgf_r` at every theta of ``thetas``: the same formula, the log moment
     generating functions of X computed for a block of thetas at once."""
     thetas = np.asarray(thetas, dtype=np.float64)
-    log_p = law.log_pmf
-    x = law.values
+    x, log_p = law.support  # (the points of positive mass: the others add 0)
     lm = np.empty(thetas.size)
     rows = max(1, _MGF_BLOCK // max(x.size, 1))
     for i in range(0, thetas.size, rows):
@@ -571,7 +587,7 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
                               * float(np.linalg.norm(abs_phi)) / math.sqrt(n_fft)) + skipped
     # the window in order of the lattice index j, and the weights M_R(theta) e^{-theta d j}
     idx = np.arange(lo_idx, lo_idx + n_fft)
-    fw = f[idx % n_fft]
+    fw = np.roll(f, -lo_idx)  # f[j mod n_fft] for j = lo_idx, ..., hi_idx
     log_mr = _log_mgf_r(law, gammas, counts, theta)
     wgt = np.exp(np.minimum(log_mr - theta * d * idx, 700.0))
     r_idx = -(law.offset + np.arange(p.size))  # the thresholds r = -x
@@ -579,19 +595,30 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
     w_top = math.exp(min(log_mr - theta * d * hi_idx, 700.0))
     w_first = np.exp(np.minimum(log_mr - theta * d * (r_idx + 1), 700.0))
 
-    cuts = np.unique(pos)  # where the needed suffixes start (n_fft: the empty sum)
-    at = np.searchsorted(cuts, pos)
+    # where the needed suffixes start (n_fft: the empty sum): pos falls along the law (r = -x
+    # falls), so its distinct values are those where it changes, read backwards
+    rev = pos[::-1]
+    new = np.empty(rev.size, dtype=bool)
+    new[0] = True
+    np.not_equal(rev[1:], rev[:-1], out=new[1:])
+    cuts = rev[new]
+    at = (np.cumsum(new) - 1)[::-1]
 
-    def suffix(terms: NDArray) -> NDArray:  # sum_{j >= pos} terms_j, one pass over terms
-        seg = np.add.reduceat(np.append(terms, 0.0), cuts)  # over [cut_m, cut_{m+1})
-        return np.cumsum(seg[::-1])[::-1][at]
-
+    # the four sums sum_{j >= pos} terms_j (rows), one pass over the terms: per segment
+    # [cut_m, cut_{m+1}), then accumulated from the top
+    terms = np.zeros((4, n_fft + 1))
+    np.multiply(np.maximum(fw + err_entry, 0.0), wgt, out=terms[0, :-1])
+    np.multiply(fw - err_entry, wgt, out=terms[1, :-1])
+    np.multiply(np.maximum(fw, 0.0), wgt, out=terms[2, :-1])
+    np.multiply(fw, wgt, out=terms[3, :-1])
+    seg = np.add.reduceat(terms, cuts, axis=1)
+    up_s, lo_s, plain_up, plain_lo = np.cumsum(seg[:, ::-1], axis=1)[:, ::-1][:, at]
     # Pr[R > r] <= sum_{j > r} (f_j + err) w_j + w_top Pr_theta[R > hi]   (f_j <= f^_j + err)
     # Pr[R > r] >= sum_{j > r} (f^_j - err) w_j - (wrapped mass) w_{r+1}
-    upper = np.minimum(suffix(np.maximum(fw + err_entry, 0.0) * wgt) + w_top * eta_hi, 1.0)
-    lower = np.maximum(suffix((fw - err_entry) * wgt) - (eta_hi + eta_lo) * w_first, 0.0)
-    plain_up = np.minimum(suffix(np.maximum(fw, 0.0) * wgt), 1.0)
-    plain_lo = np.maximum(suffix(fw * wgt), 0.0)
+    upper = np.minimum(up_s + w_top * eta_hi, 1.0)
+    lower = np.maximum(lo_s - (eta_hi + eta_lo) * w_first, 0.0)
+    plain_up = np.minimum(plain_up, 1.0)
+    plain_lo = np.maximum(plain_lo, 0.0)
     return _Tails(upper, lower, plain_up, plain_lo, chern, float(theta), n_fft,
                   float(w_top * eta_hi))
 

@@ -82,15 +82,16 @@ SD_STEPS = 16
 #: Largest number of lattice points of X's law (a coarser step beyond).
 MAX_POINTS = 1 << 13
 #: The screen before a case's evaluation: the amplification sum with the pool's masses rounded
-#: down onto SCREEN_CLASSES classes (``_class_starts``), itself an upper bound of the case
-#: (fewer blanket reports), within about 3% of the full one at a third to a quarter of its
-#: cost; a case whose screen is at most the running maximum (or what the group needs) is not
-#: evaluated with the MAX_CLASSES classes, the others keep the smaller of the two.  Only laws
-#: of more than SCREEN_MIN_POINTS points are screened (smaller ones cost little), for the
-#: families with ``Family.blanket_screen`` (the Gaussian ones).  Time only: a value can
-#: only fall.  The same value estimates each choice before the choices are ranked.
-SCREEN_CLASSES = 16
-SCREEN_MIN_POINTS = 1024
+#: down onto SCREEN_CLASSES classes (``_class_starts``), an upper bound of the case (fewer
+#: blanket reports) about 3% above the full one at a third of its cost; a case whose screen is
+#: at most the running maximum (or what the group needs) is not evaluated with the MAX_CLASSES
+#: classes.  Only laws of more than SCREEN_MIN_POINTS points and pools of at most
+#: SCREEN_MAX_REPORTS expected blanket reports are screened (larger pools take the product's
+#: series, whose cost hardly depends on the classes: at 10^5 and 10^6 users the screen cost as
+#: much as the evaluation), for the families with ``Family.blanket_screen`` (the Gaussian
+#: ones).  Time only.  The same value estimates each choice before the choices are ranked
+#: (the full value, kept, beyond SCREEN_MAX_REPORTS).
+SCREEN_CLASSES, SCREEN_MIN_POINTS, SCREEN_MAX_REPORTS = 16, 1024, 1000.0
 #: A check of a group against the running maximum (``worst > 0``) first tries one choice, its
 #: cases' Chernoff bounds and, where they are above what the group needs, the amplification sum
 #: on a lattice CHECK_COARSEN times coarser (an upper bound of the case, as the screen's), then
@@ -127,8 +128,7 @@ MEMO_RTOL = 0.1
 #: a nearer truncation's value came within this factor of its own charge, or its charge alone
 #: exceeded the best value so far (the truncation's floor binds: time only).
 DEEP_RATIO = 10.0
-#: Relative tolerance of a group's solve (the result is at most about this much above the
-#: crossing; every group is certified where its computed bound is at most delta).
+#: Relative tolerance of a group's solve (every group is certified where its bound <= delta).
 GROUP_RTOL = 1e-6
 #: A probe of a group's solve in :func:`_blanket_eps` may stop at a value this share of the
 #: way from the group's local delta to the target (time only: the solve needs its sign
@@ -355,7 +355,8 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
     def case_value(t: tuple, skip: float, estimate: bool = False) -> float:
         """The case's value, the smallest of its bounds (Chernoff, the fine cells' Chernoff,
         the screen, the amplification sum), or one <= skip as soon as a bound is; with
-        ``estimate``, the smallest of its bounds up to the screen (an upper bound)."""
+        ``estimate``, the smallest of its bounds up to the screen (the full value for pools
+        beyond SCREEN_MAX_REPORTS, where the screen costs as much)."""
         if id(t) in known:
             return known[id(t)]
         if t[3] <= skip:
@@ -364,8 +365,9 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         law, ch = exact_law(t)
         if law is None or ch <= skip:
             return ch
-        if estimate or (family.blanket_screen and law.pmf.size > SCREEN_MIN_POINTS
-                        and gam.size > SCREEN_CLASSES):
+        few = gam.size > SCREEN_CLASSES and float(np.dot(gam, cnt)) <= SCREEN_MAX_REPORTS
+        if (estimate and (few or gam.size <= SCREEN_CLASSES)) or (
+                few and family.blanket_screen and law.pmf.size > SCREEN_MIN_POINTS):
             ch = min(ch, _few_classes_value(law, gam, cnt, case.charge))
             fine_of[id(t)] = (law, ch)
             if ch <= skip or estimate:

@@ -3,8 +3,10 @@
 For a lattice law of X and a pool of blanket masses, ``log M_R(theta) + log E[X_+ e^{theta
 X}]`` is convex in theta (a sum of cumulant generating functions); its minimum over ``[0,
 theta_max]`` gives the Chernoff bound of A and the tilt of the FFT (:mod:`.amplification`).
-Laws of at most ``GRID_MAX_POINTS`` points take a grid, larger ones a safeguarded Newton
-search.  Any theta gives a bound: the search only aims.
+Laws of at most ``GRID_MAX_POINTS`` points of positive mass take a grid, larger ones a
+safeguarded Newton search; the sums run over the points of positive mass only (a lattice law
+of a few hundred cells often spans thousands of points).  Any theta gives a bound: the search
+only aims.
 
 Code names: ``gammas``/``counts`` the distinct blanket probabilities of the other users and
 how many hold each, ``theta`` the tilt, ``M_X`` and ``M_R`` the moment generating functions
@@ -37,6 +39,9 @@ class LatticeLaw(Protocol):
     @property
     def positive_part(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]: ...
 
+    @property
+    def support(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]: ...
+
 
 def _lse(a: NDArray[np.float64]) -> float:
     """log sum exp(a) (-inf for an empty or all -inf array)."""
@@ -49,7 +54,8 @@ def _lse(a: NDArray[np.float64]) -> float:
 
 
 def _log_mgf(law: LatticeLaw, theta: float) -> float:
-    return _lse(law.log_pmf + theta * law.values)
+    x, lp = law.support  # (the points of positive mass: the others add exactly 0)
+    return _lse(lp + theta * x)
 
 
 def _log_mgf_r(law: LatticeLaw, gammas: NDArray, counts: NDArray, theta: float) -> float:
@@ -74,9 +80,10 @@ def _log_pos_moment(law: LatticeLaw, theta: float) -> float:
 
 def _coarse_arrays(law: LatticeLaw, k: int) -> tuple[NDArray, ...]:
     """``(x, log pmf, log of x_+ pmf, x_+)`` of the law with blocks of ``k`` adjacent points
-    merged at their mean (for the first pass of :func:`_newton_theta`: an aim only)."""
-    p = law.pmf
-    x = law.values
+    of positive mass merged at their mean (for the first pass of :func:`_newton_theta`: an
+    aim only)."""
+    x, lp = law.support
+    p = np.exp(lp)
     starts = np.arange(0, p.size, k)
     mass = np.add.reduceat(p, starts)
     keep = mass > 0.0
@@ -169,16 +176,16 @@ def _newton_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
     log_w, x_pos = law.positive_part
     t = 0.0
     if x_pos.size:
-        x = law.values
+        x, lp = law.support  # (the points of positive mass: the others add exactly 0)
         if x.size > COARSE_FACTOR * NEWTON_COARSE_POINTS:
             # first on a coarse copy of the law (blocks of adjacent points at their mean:
             # an aim only), then on the law itself from there
             coarse = _coarse_arrays(law, -(-x.size // NEWTON_COARSE_POINTS))
             t0 = (_newton_search(*coarse, gammas, counts, hi, None) if coarse[3].size
                   else None)  # (no block of positive mean: no aim)
-            t = _newton_search(x, law.log_pmf, log_w, x_pos, gammas, counts, hi, t0)
+            t = _newton_search(x, lp, log_w, x_pos, gammas, counts, hi, t0)
         else:
-            t = _newton_search(x, law.log_pmf, log_w, x_pos, gammas, counts, hi, None)
+            t = _newton_search(x, lp, log_w, x_pos, gammas, counts, hi, None)
 
     def f(th: float) -> float:
         return _log_mgf_r(law, gammas, counts, th) + _log_pos_moment(law, th)
@@ -194,15 +201,15 @@ def _newton_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray,
 NEWTON_STEPS = 60
 NEWTON_FTOL = 1e-10
 NEWTON_XTOL = 1e-9
-#: Laws of more than COARSE_FACTOR times NEWTON_COARSE_POINTS points are first searched on a
-#: copy merged into about NEWTON_COARSE_POINTS blocks, then from there on the law itself
-#: (time only: the same stopping rule decides the theta returned).
+#: Laws of more than COARSE_FACTOR times NEWTON_COARSE_POINTS points of positive mass are
+#: first searched on a copy merged into about NEWTON_COARSE_POINTS blocks, then from there on
+#: the law itself (time only: the same stopping rule decides the theta returned).
 NEWTON_COARSE_POINTS = 512
 COARSE_FACTOR = 4
 
 
-#: Laws of more points than this take :func:`_newton_theta` (the grid's matrices would cost
-#: more than one evaluation per theta).
+#: Laws of more points of positive mass than this take :func:`_newton_theta` (the grid's
+#: matrices would cost more than one evaluation per theta).
 GRID_MAX_POINTS = 256
 #: The first pass of :func:`_best_theta`: these fractions of its largest theta.
 THETA_GRID = np.concatenate([[0.0], np.geomspace(1e-9, 1.0, 64)])
@@ -215,15 +222,14 @@ def _best_theta(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> tuple[floa
     gives a bound, the minimum is only a target).  Per theta, as :func:`_log_mgf_r` and
     :func:`_log_pos_moment` (all thetas at once; ``theta max|x| <= 700``); laws of more than
     ``GRID_MAX_POINTS`` points by :func:`_newton_theta`."""
-    x = law.values
+    x, log_p = law.support  # (the points of positive mass: the others add exactly 0)
     x_abs = float(np.max(np.abs(x)))
     hi = min(1.0 / max(law.step, 1e-300), 700.0 / max(x_abs, 1e-300))
     gammas = np.asarray(gammas, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     if x.size > GRID_MAX_POINTS:
         return _newton_theta(law, gammas, counts, hi)
-    log_p = law.log_pmf
-    pos = (x > 0) & (law.pmf > 0)
+    pos = x > 0
     log_x = np.log(x[pos])
 
     def lse(z: NDArray) -> NDArray:

@@ -246,7 +246,7 @@ def _factor(law: LatticeLaw, n_tot: int) -> float:
     rho = law.rel_error
     if rho == 0.0:
         return 1.0
-    s = math.fsum(law.pmf)
+    s = law.mass  # (fsum, correctly rounded)
     up = max((1.0 + rho) * s * (1.0 + 4.0 * _U), 1.0)
     down = min(s * (1.0 - 4.0 * _U), 1.0)
     return math.exp(min(700.0, n_tot * (math.log(up) - math.log(down)) * (1.0 + 1e-12)
