@@ -6,6 +6,8 @@ certified and near the crossing, whatever guides its probes.
   probes are): the point returned has a value at most the target, and it lies within the
   solve's tolerance of the exact crossing, for a guide on ``log(fn - floor)`` and on ``log fn``
   alike.
+* A probe's choices stop above ``PROBE_CAP`` times the target: a failing probe still fails,
+  and any other value is at most the full evaluation's.
 * Brent's method stops early at a certified point whose bound is within ``VALUE_RTOL`` of the
   target just above an uncertified point: fewer evaluations, the same guarantees.
 * The guide never certifies a point: a bound that is above the target by one rounding, whose
@@ -219,6 +221,41 @@ def test_blanket_certifies_a_budget_of_50_among_many():
     groups, classes = bb.blanket_plan(prof, family)
     for gi in range(len(groups)):
         assert bb._group_value(family, groups, classes, gi, eps, 0.0) <= 1e-12
+
+
+@pytest.mark.parametrize("mech", ["gaussian", "laplace"])
+def test_a_capped_probe_keeps_its_sign_and_stays_a_bound(mech):
+    """A solve's probe stops each choice at a value above ``cap`` (``PROBE_CAP`` times the
+    target's amplification sum): where the full group value is above cap the capped one is
+    above cap too (the probe still fails), and elsewhere the capped value is at most the full
+    one (the capped choices no longer prune the others, so it may take a better choice; any
+    choice's value bounds the group, Theorem 6)."""
+    rng = np.random.default_rng([20261207, 5])
+    n = 3000
+    eps_i = rng.uniform(0.5, 2.0, n)
+    prof = (BudgetProfile.from_arrays(eps_i, np.full(n, 1e-8)) if mech == "gaussian"
+            else BudgetProfile.from_arrays(eps_i))
+    family = get_family(mech)
+    clear_caches()
+    groups, classes = bb.blanket_plan(prof, family)
+    delta = 1e-6
+    above = below = 0
+    for gi in (0, len(groups) // 2, len(groups) - 1):
+        d_v = groups[gi].delta_hi
+        cap = 2.0 * (delta - d_v) / (1.0 - d_v)
+        cap_delta = d_v + (1.0 - d_v) * cap
+        for e in np.geomspace(0.02, 0.5, 9):
+            full = bb._group_value(family, groups, classes, gi, float(e), delta, None, True)
+            capped = bb._group_value(family, groups, classes, gi, float(e), delta, None, True,
+                                     cap=cap)
+            if full > cap_delta:
+                above += 1
+                assert capped > cap_delta
+            else:
+                below += 1
+                assert capped <= full
+    clear_caches()
+    assert above > 0 and below > 0
 
 
 def test_the_guide_never_certifies_a_point_above_the_target():

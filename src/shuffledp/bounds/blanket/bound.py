@@ -45,11 +45,15 @@ from shuffledp.bounds.blanket.cells import lattice_law
 from shuffledp.bounds.blanket.groups import (  # noqa: F401 (tests import them from here)
     GROUP_RATIO,
     HEAVY_SHARE,
+    NOISE_GROUP_RATIO,
+    NOISE_MAX_PIECES,
+    NOISE_WIDE_RATIO,
     _heavy_cuts,
     _ratio_cuts,
     _union,
     _union_run,
     _visit_order,
+    _wide_group_cuts,
 )
 from shuffledp.bounds.blanket.pool import (  # noqa: F401 (tests import them from here)
     MAX_CLASSES,
@@ -98,12 +102,6 @@ SCREEN_CLASSES, SCREEN_MIN_POINTS, SCREEN_MAX_REPORTS = 16, 1024, 1000.0
 #: on the case's fine cells (or its own lattice): when all are at most what the group needs,
 #: the group cannot raise the maximum (time only).
 CHECK_COARSEN = 16
-#: The noise-scaled families' victim groups (the mechanism-aware clones' equal-count groups):
-#: one that spans a budget ratio above NOISE_WIDE_RATIO is cut where the budget crosses its
-#: smallest times ``NOISE_GROUP_RATIO**k`` (:func:`_wide_group_cuts`; 0 for no cuts).
-NOISE_WIDE_RATIO = 1.2
-NOISE_GROUP_RATIO = 1.05
-NOISE_MAX_PIECES = 10
 #: ... evaluated in full only when the pieces of the deciding wide group are all below it by
 #: this share (of eps for eps(delta), of delta for delta(eps)); time only.
 NOISE_PROBE_GAIN = 0.05
@@ -134,6 +132,10 @@ GROUP_RTOL = 1e-6
 #: way from the group's local delta to the target (time only: the solve needs its sign
 #: against the target; near the crossing the values are full evaluations).
 SOLVE_FAR = 1e-3
+#: A probe of a group's solve stops each choice at a value above PROBE_CAP times the target
+#: (of the amplification sum): it cannot certify, and its exact value only guides the probes
+#: far above the target (time only: the sign of every probe is exact).
+PROBE_CAP = 4.0
 #: A pass of group checks in :func:`_blanket_eps` stops at the ``FAR_FAILS``-th group whose
 #: value exceeds ``FAR_VALUE`` times delta, and the largest failure is solved (time only: a
 #: failing check is the costly kind, every choice of blanket must be evaluated to show it).
@@ -210,28 +212,6 @@ def blanket_plan(profile: BudgetProfile, family: Family, groups: int = VICTIM_GR
     return out, frozen_value(classes)
 
 
-def _wide_group_cuts(eps: NDArray[np.float64], edges: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Tier indices inside each equal-count victim group (tiers ``edges[g]:edges[g + 1]``,
-    :func:`group_edges`) whose budgets
-    span a ratio above ``NOISE_WIDE_RATIO``, where the budget crosses the group's smallest
-    times ``NOISE_GROUP_RATIO**k``: a sparse range of budgets (a clipped profile's tail) then
-    gets narrow groups, whose victims are taken at a budget near their own.  Any partition of
-    the victims is valid (Theorem 6 (iii)); the order of the tiers need not be that of eps
-    (each group's cuts come from its own budgets)."""
-    out: list[NDArray[np.int64]] = []
-    step = math.log(NOISE_GROUP_RATIO)
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
-        e = eps[a:b]
-        lo, hi = float(e.min()), float(e.max())
-        if not (lo > 0.0 and hi > NOISE_WIDE_RATIO * lo) or b - a < 2:
-            continue
-        # at most NOISE_MAX_PIECES pieces (equal in log budget) per group
-        level = np.floor((np.log(e) - math.log(lo))
-                         / max(step, math.log(hi / lo) / NOISE_MAX_PIECES))
-        out.append(a + np.flatnonzero(np.diff(level)) + 1)
-    return (np.concatenate(out) if out else np.zeros(0)).astype(np.int64)
-
-
 def _case_law(cells: Any, coarsen: float = 1.0):
     mean, var = cells.moments()
     sd = math.sqrt(var) if var > 0 else 1.0
@@ -282,7 +262,7 @@ def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
 
 def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, gi: int, eps: float,
                  worst: float, memo: dict | None = None, probe: bool = False,
-                 quick: bool = False) -> float:
+                 quick: bool = False, cap: float = math.inf) -> float:
     g = groups[gi]
     if eps >= g.eps_hi:  # every victim of the group is (eps, delta_v)-LDP: post-processing
         return g.delta_hi
@@ -429,7 +409,9 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
         if laws and len(by_choice) > 1:
             est = max(est, case_value(max(laws, key=lambda t: t[3]), -math.inf, True))
         ranked.append((est, choice, laws))
-    best, best_choice = math.inf, None
+    # (``cap``, a solve's probe: a choice stops at a value above it, which it cannot certify;
+    # the group's value is then some value above cap, its sign against the target exact)
+    best, best_choice, capped = math.inf, None, math.inf
     for est, choice, laws in sorted(ranked, key=lambda z: z[0]):
         if est >= best or best <= need:
             break
@@ -439,13 +421,17 @@ def _group_value(family: Family, groups: list[VictimGroup], classes: UserBins, g
             v = case_value(t, skip)
             if v > skip:
                 value = v
-            if value >= best:
+            if value >= best or value > cap:
                 break
-        if value < best:
+        if value > cap:
+            capped = min(capped, value)
+        elif value < best:
             best, best_choice = value, choice
-    if memo is not None and not lone and best_choice is not None and len(by_choice) > 1:
+    if (memo is not None and not lone and best_choice is not None and len(by_choice) > 1
+            and capped == math.inf):
         memo[("choice", gi)] = (eps, best_choice)
         memo[("choice", "last")] = best_choice
+    best = min(best, capped)
     if two:
         by_two: dict[int, list] = {}
         for case in two:
@@ -638,7 +624,9 @@ def _blanket_eps(profile: BudgetProfile, family: Family, delta: float, mechanism
     memo: dict = {}  # the two-region choice that won each group's last full evaluation
 
     def value(gi: int, e: float, worst: float, probe: bool = False) -> float:
-        return _group_value(family, groups, classes, gi, e, worst, memo, probe)
+        d_g = groups[gi].delta_hi  # (a probe's choices stop above PROBE_CAP times the target)
+        cap = PROBE_CAP * (delta - d_g) / (1.0 - d_g) if probe else math.inf
+        return _group_value(family, groups, classes, gi, e, worst, memo, probe, cap=cap)
 
     def solve(gi: int, e: float, v_e: float | None = None) -> float:
         # (a probe whose value is at most SOLVE_FAR of delta's distance to the group's local

@@ -1,5 +1,6 @@
-"""The ``blanket`` bound's victim groups: the cuts of the plan below heavy tiers and at budget
-ratios, the order in which the groups are evaluated, and unions of adjacent groups.
+"""The ``blanket`` bound's victim groups: the cuts of the plan below heavy tiers, at budget
+ratios and inside the noise-scaled families' wide groups, the order in which the groups are
+evaluated, and unions of adjacent groups.
 
 Any partition of the victims is valid, and a group's bound covers every victim of the group
 whatever the other groups are (docs/theory.md 15.1, Theorem 6 (iii)): the functions here only
@@ -30,6 +31,13 @@ HEAVY_SHARE = 0.05
 HEAVY_STEPS = (0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125)
 #: The most adjacent groups checked as one (``_union_run``; time only).
 UNION_MAX = 8
+#: The noise-scaled families' victim groups (the mechanism-aware clones' equal-count groups):
+#: one that spans a budget ratio above NOISE_WIDE_RATIO is cut where the budget crosses its
+#: smallest times ``NOISE_GROUP_RATIO**k`` (:func:`_wide_group_cuts`; 0 for no cuts, as
+#: ``bound.NOISE_WIDE_RATIO`` reads it).
+NOISE_WIDE_RATIO = 1.2
+NOISE_GROUP_RATIO = 1.05
+NOISE_MAX_PIECES = 10
 
 
 def _heavy_cuts(eps: NDArray[np.float64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -108,3 +116,25 @@ def _union_run(groups: list[VictimGroup], gi: int, pending: set[int], eps: float
            and groups[run[-1] + 1].eps_hi <= ratio * groups[gi].eps_lo):
         run.append(run[-1] + 1)
     return run
+
+
+def _wide_group_cuts(eps: NDArray[np.float64], edges: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Tier indices inside each equal-count victim group (tiers ``edges[g]:edges[g + 1]``,
+    :func:`group_edges`) whose budgets
+    span a ratio above ``NOISE_WIDE_RATIO``, where the budget crosses the group's smallest
+    times ``NOISE_GROUP_RATIO**k``: a sparse range of budgets (a clipped profile's tail) then
+    gets narrow groups, whose victims are taken at a budget near their own.  Any partition of
+    the victims is valid (Theorem 6 (iii)); the order of the tiers need not be that of eps
+    (each group's cuts come from its own budgets)."""
+    out: list[NDArray[np.int64]] = []
+    step = math.log(NOISE_GROUP_RATIO)
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        e = eps[a:b]
+        lo, hi = float(e.min()), float(e.max())
+        if not (lo > 0.0 and hi > NOISE_WIDE_RATIO * lo) or b - a < 2:
+            continue
+        # at most NOISE_MAX_PIECES pieces (equal in log budget) per group
+        level = np.floor((np.log(e) - math.log(lo))
+                         / max(step, math.log(hi / lo) / NOISE_MAX_PIECES))
+        out.append(a + np.flatnonzero(np.diff(level)) + 1)
+    return (np.concatenate(out) if out else np.zeros(0)).astype(np.int64)
