@@ -587,7 +587,7 @@ def _tails(law: LatticeLaw, gammas: NDArray, counts: NDArray) -> _Tails | None:
                               * float(np.linalg.norm(abs_phi)) / math.sqrt(n_fft)) + skipped
     # the window in order of the lattice index j, and the weights M_R(theta) e^{-theta d j}
     idx = np.arange(lo_idx, lo_idx + n_fft)
-    fw = np.roll(f, -lo_idx)  # f[j mod n_fft] for j = lo_idx, ..., hi_idx
+    fw = np.roll(f, -lo_idx)  # f[j mod n_fft] for j = lo_idx, ..., lo_idx + n_fft - 1
     log_mr = _log_mgf_r(law, gammas, counts, theta)
     wgt = np.exp(np.minimum(log_mr - theta * d * idx, 700.0))
     r_idx = -(law.offset + np.arange(p.size))  # the thresholds r = -x

@@ -32,10 +32,10 @@ UP_SKIP = 100.0
 UP_SEARCH_PROBES = 16
 #: Brent's method stops early at a point it certified whose bound is within a relative
 #: VALUE_RTOL of the target (of the target's distance to ``floor`` when one is given), when an
-#: uncertified point lies at most VALUE_NEAR (relative) below it: the bound can fall by at
-#: most that much more, and the point is at most VALUE_NEAR above the crossing (time only:
-#: every point returned is certified; measured at 10^6 users, one evaluation fewer, the
-#: confirming step one tolerance below).
+#: uncertified point lies at most VALUE_NEAR (relative) below it: the crossing lies between
+#: the two, so the point is at most VALUE_NEAR above it, and its bound is already the target
+#: up to VALUE_RTOL (time only: every point returned is certified; measured at 10^6 users, one
+#: evaluation fewer, the confirming step one tolerance below).
 VALUE_RTOL = 1e-6
 VALUE_NEAR = 1e-3
 
@@ -61,9 +61,11 @@ def _solve_group(fn, target: float, a: float, b: float, rtol: float, atol: float
     ``UP_SEARCH_PROBES`` steps reach it), ``b`` itself if none of them is certified;
     else Brent's method on ``log fn`` (on ``log(fn - floor)`` when ``0 <= floor < target``:
     ``floor`` is the value where the group's amplification bound is 0, a plateau of ``log fn``
-    far above the crossing) locates the crossing r (``scipy.optimize.brentq``),
-    then the smallest point it evaluated within one tolerance above r with ``fn <= target``,
-    else the first of r plus 1, 2, 4, 8 tolerances where ``fn <= target`` is returned; if
+    far above the crossing) locates the crossing r (``scipy.optimize.brentq``; it stops early
+    at a certified point within ``VALUE_RTOL`` of the target at most ``VALUE_NEAR`` above an
+    uncertified one, returned), then the smallest point it evaluated within one tolerance above
+    r with ``fn <= target``, else the first of r plus 1, 2, 4, 8 tolerances where
+    ``fn <= target`` is returned; if
     none is, bisection on the bracket ``[a, b]`` as in
     :func:`shuffledp.numerics.invert_monotone`.  Whatever guides the probes, a point is
     certified by the comparison ``fn(x) <= target`` alone."""
