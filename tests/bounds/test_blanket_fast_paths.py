@@ -246,8 +246,8 @@ def test_cases_with_cached_masses_equal_the_plain_ones(mechanism, monkeypatch):
     assert len(cached) == len(fresh) > 0
     for a, b in zip(cached, fresh, strict=True):
         np.testing.assert_array_equal(np.asarray(a.masses), np.asarray(b.masses))
-        np.testing.assert_array_equal(a.cells.lo, b.cells.lo)
-        np.testing.assert_array_equal(a.cells.mean, b.cells.mean)
+        np.testing.assert_array_equal(a.law_cells.lo, b.law_cells.lo)
+        np.testing.assert_array_equal(a.law_cells.mean, b.law_cells.mean)
 
 
 def test_gaussian_masses_from_logs_equal_the_public_function():

@@ -788,11 +788,10 @@ def test_piecewise_slow(budgets):
 
 
 # --------------------------------------------------------------------------- shaped blankets
-@pytest.fixture
-def shaped_only(monkeypatch):
-    """The Laplace blanket with its two-slope choices only where a victim group has them, its
-    usual choices elsewhere (docs/theory.md 15.4, Lemma 13; each choice alone is a valid
-    bound for its group, so this is one too)."""
+def _only_choices(monkeypatch, keep):
+    """Laplace's blanket with only the choices whose label ``keep`` accepts where a victim
+    group has them, its usual choices elsewhere (each choice alone is a valid bound for its
+    group, so this is one too); yields the number of kept cases per call."""
     from shuffledp import clear_caches
     from shuffledp.families.laplace import Laplace
 
@@ -801,18 +800,70 @@ def shaped_only(monkeypatch):
 
     def only(self, eps, group, users):
         every = original(self, eps, group, users)
-        cases = [c for c in every if "two slopes" in c.label]
+        cases = [c for c in every if keep(c.label)]
         seen.append(len(cases))
         if not cases:
             return every
         ids = sorted({c.choice for c in cases})
-        return [type(c)(c.cells, c.masses, c.label, ids.index(c.choice), c.refine)
-                for c in cases]
+        return [type(c)(c.cells, c.masses, c.label, ids.index(c.choice), c.refine,
+                        charge=c.charge) for c in cases]
 
     monkeypatch.setattr(Laplace, "blanket_cases", only)
     clear_caches()
     yield seen
     clear_caches()
+
+
+@pytest.fixture
+def shaped_only(monkeypatch):
+    """The two-slope choices alone (docs/theory.md 15.4, Lemma 13; with narrow tails too,
+    Lemma 14)."""
+    yield from _only_choices(monkeypatch, lambda label: "two slopes" in label)
+
+
+@pytest.fixture
+def narrow_only(monkeypatch):
+    """The narrow choices alone (tails lighter than the victim's, docs/theory.md 15.4, Lemma
+    17), where a victim group has them at the eps asked."""
+    yield from _only_choices(monkeypatch, lambda label: "narrow" in label)
+
+
+@pytest.mark.parametrize("budgets", [[1.0, 1.2], [2.0, 2.4], [1.0, 1.2, 1.1], [2.0, 2.4, 0.5],
+                                     [4.0, 4.8, 4.4]], ids=str)
+def test_narrow_choice_alone_dominates_the_truth(narrow_only, budgets):
+    """A narrow blanket alone (for a victim among users of slightly larger budgets: their
+    lighter tails cover it; pure and two-slope shapes) is never below the exact shuffled
+    divergence, n = 2 and 3, every victim, pair and dataset of the enumeration; the narrow
+    cases are exercised."""
+    check_dominates("laplace", budgets, every=len(budgets) == 2,
+                    resolution=(64, 8) if len(budgets) == 2 else (16, 2))
+    assert max(narrow_only) > 0
+    # the group of the smallest budget with a larger one within 1.25 times it (its pool has
+    # them: narrow cases) against the truth of its own victim, where narrow cases exist
+    # (eps <= eps_v / 2)
+    from shuffledp.bounds.blanket.bound import blanket_group_delta
+
+    tiers = sorted(set(budgets))
+    group = next(i for i, e in enumerate(tiers) if any(e < u <= 1.25 * e for u in tiers))
+    eps_v = tiers[group]
+    others_eps = list(budgets)
+    others_eps.remove(eps_v)
+    profile = BudgetProfile.from_arrays(budgets)
+    grid = [e for e in eps_grid_for(budgets) if e <= eps_v / 2]
+    truth = np.full(len(grid), -1.0)
+    for pair in CONTINUOUS_PAIRS:
+        values = [-1.0, 0.0, 1.0] + [x for x in pair if x not in (-1.0, 0.0, 1.0)]
+        for xs in _datasets(others_eps, values, len(budgets) == 2):
+            h = dataset_truth("laplace", eps_v, pair, list(zip(others_eps, xs, strict=True)),
+                              grid, (64, 8) if len(budgets) == 2 else (16, 2))
+            truth = np.maximum(truth, h)
+    narrow_only.clear()
+    got = [blanket_group_delta(profile=profile, eps=float(e), mechanism="laplace", group=group)
+           for e in grid]
+    assert min(narrow_only) > 0  # the narrow cases decide this group at every eps
+    for e, b, t in zip(grid, got, truth, strict=True):
+        assert t - TOL <= b < 1.0, (budgets, e, b, t)
+    assert truth[0] > 1e-3
 
 
 @pytest.mark.parametrize("budgets", [[4.0, 0.5, 1.0], [2.0, 0.5, 0.5], [4.0, 0.5]], ids=str)

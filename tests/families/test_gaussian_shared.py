@@ -1,4 +1,4 @@
-"""``gaussian_shared`` (docs/theory.md 15.7, Lemma 16): Gaussian noise of one scale, the signal
+"""``gaussian_shared`` (docs/theory.md 15.7, Lemma 17): Gaussian noise of one scale, the signal
 scaled by the budget.  Its pool masses against dense grids, the closed-form minimum over
 victim groups and user classes against a grid search, the LDP of each report, the estimator
 by simulation, the interval masses against scipy, and the rigorous and certified bounds
@@ -64,7 +64,7 @@ def _users(sig_a, sig_b, delta_j):
 @pytest.mark.parametrize(("eps_v", "eps_j"), [(1.0, 1.0), (0.5, 2.0), (2.0, 0.5), (0.3, 6.0)])
 @pytest.mark.parametrize("eta", [0.0, 1e-4, 1e-9])
 def test_pool_mass_against_dense_grids(eps_v, eps_j, eta):
-    # Lemma 16 for one victim and one user, against inf over |y| <= T (victim units) of
+    # Lemma 17 for one victim and one user, against inf over |y| <= T (victim units) of
     # kappa_j m_j(y) / (e^{eps_v} m_v(y) / (1 - delta'_v)), m the infimum over dense inputs
     dv, dj = 1e-6, 1e-7
     s_v, s_j = _sigma(eps_v, dv), _sigma(eps_j, dj)
@@ -212,7 +212,7 @@ def test_certified_lower_bounds_stay_below_the_rigorous_ones(mech):
 
 def test_shared_noise_amplifies_across_budgets():
     # distinct budgets in [0.5, 2]: the shared noise gives clone mass across budgets with a
-    # linear (not quadratic) tail exponent (Lemma 16 against Lemma 7)
+    # linear (not quadratic) tail exponent (Lemma 17 against Lemma 7)
     rng = np.random.default_rng(SEED)
     prof = BudgetProfile.from_arrays(rng.uniform(0.5, 2.0, 5000), delta=1e-8)
     shared = get_bound("clones").eps(profile=prof, delta=1e-6, mechanism="gaussian_shared")

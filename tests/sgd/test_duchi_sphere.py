@@ -1,5 +1,5 @@
 """The L2-ball Duchi randomizer on one sphere (``duchi_sphere``) and its per-tier accounting:
-Lemma 15 and Theorem 8 of docs/theory.md 15.5 against exact enumerations, the randomizer by
+Lemma 16 and Theorem 8 of docs/theory.md 15.5 against exact enumerations, the randomizer by
 simulation, ``tier_guarantees`` and ``calibrate_tiers``."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from shuffledp.sgd.train import private_mean_gradient
 RNG_SEED = 20261205
 
 
-# (a) Lemma 15: exact h(m) over the four regions ----------------------------------------------
+# (a) Lemma 16: exact h(m) over the four regions ----------------------------------------------
 def _h(values, probs, m: int) -> float:
     """E[(X_0 + ... + X_m)_+] / (m + 1) for i.i.d. X on ``values`` with ``probs``, by summing
     over the multinomial counts (independent of the bound's code)."""

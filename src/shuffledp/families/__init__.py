@@ -27,7 +27,7 @@ duchi_l2         e^{-eps} if eps_v = eps_j, else 0 (disjoint radii)            e
 gaussian         0 between pure pairs (not pure LDP); its mixture form         --
                  and per-victim masses: clones' ``mechanism`` option
 gaussian_shared  0 between pure pairs; per-victim masses with a tail cut       --
-                 (one noise scale for all budgets: Lemma 16)
+                 (one noise scale for all budgets: Lemma 17)
 gaussian_l2      0 (the d-dimensional Gaussian of SGD; no mixture form         --
                  established)
 any              e^{-eps} if eps_v = eps_j, else 0 (one arbitrary              equal budgets only

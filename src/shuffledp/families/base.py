@@ -159,7 +159,7 @@ class Family:
     blanket_groups: ClassVar[str] = "ranges"
     #: ``blanket``: the group of the largest budgets is usually the worst (the masses do not
     #: depend on the victim, and a smaller budget is a post-processing of the largest,
-    #: docs/theory.md Lemma 14), so it is evaluated first; only the speed depends on it.
+    #: docs/theory.md Lemma 15), so it is evaluated first; only the speed depends on it.
     blanket_top_first: ClassVar[bool] = False
     #: ``blanket``: after a group check well below delta, the next groups whose budgets span
     #: at most this ratio are checked as one group first (``bound._union_run``; 1: never).

@@ -44,7 +44,7 @@ def binary_blanket(eps: float, group: VictimRange, users: UserClasses) -> list[B
     ``2 (q - e^eps (1 - q))`` on its input's output and ``2 ((1 - q) - e^eps q)`` on the
     other, q = e^{eps_v} / (1 + e^{eps_v}), each with omega-mass 1/2.  A victim with a
     smaller budget runs binary RR at the group's largest budget followed by a symmetric flip,
-    which keeps omega: its bound is at most that victim's (Lemma 14), so the group's largest
+    which keeps omega: its bound is at most that victim's (Lemma 15), so the group's largest
     budget is the victim."""
     e = math.exp(eps)
     hi = group.eps_hi

@@ -10,6 +10,7 @@ group and every pair of its inputs (each family's docstring says why).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,7 +88,9 @@ class BlanketCase:
     choice (they cover every victim and pair together) and the smallest over the choices
     (each alone is a valid bound)."""
 
-    cells: Cells
+    #: The cells, or a function building them (called once, on first use: ``law_cells``;
+    #: a family builds its cases' cells lazily where most are never looked at: time only).
+    cells: Cells | Callable[[], Cells]
     masses: NDArray[np.float64]
     label: str = ""
     choice: int = 0
@@ -101,6 +104,11 @@ class BlanketCase:
     #: pair's divergence plus that mass), or a bound on the case's divergence by other means
     #: when its cells give A = 0.
     charge: float = 0.0
+
+    @functools.cached_property
+    def law_cells(self) -> Cells:
+        """The cells (built here on first use when ``cells`` is a function)."""
+        return self.cells() if callable(self.cells) else self.cells
 
 
 @dataclass(frozen=True)

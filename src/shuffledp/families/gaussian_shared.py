@@ -9,7 +9,7 @@ units).  Against a victim v, in the victim's units (reports times sigma_v), user
 ``a_j x_j + N(0, sigma_v^2)`` with ``a_j = sigma_v / sigma_j``: every user has the victim's
 noise, a larger budget only a wider range of means.
 
-Clone masses (Lemma 16, the shared analogue of Lemma 7): with the victim's tails cut at
+Clone masses (Lemma 17, the shared analogue of Lemma 7): with the victim's tails cut at
 ``|y| <= T`` (victim units),
 
     m_j(v) = min(1, (1 - delta_j)/M_j) (1 - delta'_v) e^{-eps_v} rho,
@@ -68,7 +68,7 @@ def shared_log_rho(sig_lo: float, sig_hi: float, cut: float,
                    sig_j: NDArray[np.float64]) -> NDArray[np.float64]:
     """log of min over victims sigma_v in [sig_lo, sig_hi] and ``|y| <= cut`` (victim units)
     of ``m_j(y) / m_v(y) = phi_{sigma_v}(|y| + a) / phi_{sigma_v}(|y| + 1)``, a =
-    sigma_v / sigma_j, capped at 0 (Lemma 16).
+    sigma_v / sigma_j, capped at 0 (Lemma 17).
 
     The exponent ``-(a - 1)(2|y| + a + 1) / (2 sigma_v^2)`` is linear in ``|y|``: for a > 1 its
     minimum is at ``|y| = cut``; written in ``z = 1 / sigma_v`` it is the convex quadratic
@@ -169,7 +169,7 @@ class GaussianShared(Gaussian):
     def pool_masses(self, group: VictimRange, users: UserClasses, eta: float, *,
                     victim_eps: NDArray[np.float64], own_bin: int | None
                     ) -> tuple[float, NDArray[np.float64]]:
-        """Lemma 16: ``min(1, (1 - delta_j)/M_j) (1 - delta'_v) e^{-eps_v} rho`` per user
+        """Lemma 17: ``min(1, (1 - delta_j)/M_j) (1 - delta'_v) e^{-eps_v} rho`` per user
         class, rho of :func:`shared_log_rho` at the class's smallest sigma_j, the victim's
         delta raised by the cut tail (the cut in victim units is the Gaussian mechanism's,
         :func:`~shuffledp.families.gaussian._tail_cut`); a one-tier group's own users run the

@@ -75,7 +75,7 @@ class KRR(Family):
         ``k (1 - e^eps) / (e^{eps_v} + k - 1)`` elsewhere; every pair of inputs alike by
         symmetry.  A victim with a smaller budget runs k-RR at the group's largest budget
         followed by a symmetric k-ary channel, which keeps omega: its bound is at most that
-        victim's (Lemma 14), so the group's largest budget is the victim
+        victim's (Lemma 15), so the group's largest budget is the victim
         (docs/theory.md 15.4)."""
         k = float(self.k)  # type: ignore[arg-type]
         e = math.exp(eps)

@@ -31,6 +31,7 @@ from shuffledp.families.base import (
 from shuffledp.families.blanket import BlanketCase, Cells
 from shuffledp.families.laplace_blanket import (
     BLANKET_CELLS,
+    SAME_SIGN_STEPS,
     BlanketShape,
     pair_cases,
     shaped_masses,
@@ -66,6 +67,20 @@ __all__ = ["Laplace", "laplace_tail_cut", "laplace_log_mass", "laplace_pair_cell
 #: eps_hi).  Measured on two_groups, three_groups and 16 tiers in [0.5, 2] (n = 10^4), this
 #: pair was at or within 0.4% of the best of 8 designs everywhere.
 SHAPE_PLAN = ((1.5, "mean"), (3.0, "low"))
+#: Narrow blankets (docs/theory.md 15.4, Lemma 14) for the users with budgets above a victim
+#: group's smallest, up to NARROW_MAX times it: the blanket Lap(0, 2 s_lo / u) for the
+#: largest such budget u, and the first two-slope design with its tails (a blanket whose
+#: tails users up to u cover).  Their laws have long tails (wide lattices), so in pools of
+#: more than NARROW_ALL_USERS users the first replaces the victim's own blanket where no
+#: two-slope design applies (else it is left out), and the second replaces the first design
+#: with its own tails: they beat those on every group of the benchmark's 10^6 users (time
+#: only).  Their same-sign grids have NARROW_STEPS steps (those cases were at most 1e-3 of
+#: the pair's where measured).  Measured (delta = 1e-6, the paper's personalized_validity profiles;
+#: docs/theory.md 15.4 (c)): normal_1.5_0.5 at 10^4 0.0929 -> 0.0865, normal_0.75_0.5 at
+#: 10^6 0.00447 -> 0.00385.
+NARROW_MAX = 1.35
+NARROW_ALL_USERS = 200_000
+NARROW_STEPS = 2
 #: A pool is heterogeneous (the shaped blankets are tried) when users with budgets at most
 #: this fraction of the victim group's smallest budget are in it.
 SHAPE_BELOW = 0.75
@@ -210,8 +225,12 @@ class Laplace(Family):
         0).  When users with budgets well below the group's are in the pool, the two-slope
         shapes of ``SHAPE_DESIGNS`` are tried too: flatter near 0, which those users cover
         better, and the victim's own tails, which every user up to the group's budget
-        covers.  Each choice alone is valid (the bound takes the best); its cases are the
-        pair (1, -1) and the same-sign grid (:func:`pair_cases`)."""
+        covers.  For eps at most half the group's largest budget, narrow blankets (Lemma 14:
+        any shape is then valid) let the users with budgets up to ``NARROW_MAX`` times the
+        group's smallest cover the victim's tails: Lap(0, 2 s_lo / u) for the largest such
+        budget u, and the first two-slope design with those tails (``NARROW_ALL_USERS``).
+        Each choice alone is valid (the bound takes the best); its cases are the pair
+        (1, -1) and the same-sign grid (:func:`pair_cases`)."""
         v = group.eps_hi
         b_v = 2.0 / v
         s_lo = group.eps_lo / v
@@ -228,20 +247,41 @@ class Laplace(Family):
                 picks = {float(below[-1]), float(below[0]), float(below[below.size // 2])}
                 shapes += [(BlanketShape.laplace(2.0 / r), f"eps_r = {r:g}")
                            for r in sorted(picks, reverse=True)]
+        tails = []
+        if eps <= 0.5 * v:
+            # narrow blankets (Lemma 14): users with budgets just above the group's smallest
+            # cover them; eps_r = u / s_lo counts every user up to u for every victim
+            near = live & (bb > group.eps_lo) & (bb <= NARROW_MAX * group.eps_lo)
+            if np.any(near):
+                # (a hair above u / s_lo: the class at u is then inside the rounded bound)
+                tails = [float(np.max(bb[near])) / s_lo * (1.0 + 1e-9)]
         low = live & (bb <= SHAPE_BELOW * group.eps_lo)
+        many = float(np.sum(users.counts)) > NARROW_ALL_USERS
+        if tails and not (many and np.any(low)):
+            pure = [(BlanketShape.laplace(2.0 / r), f"narrow, eps_r = {r:g}") for r in tails]
+            # (in large pools instead of the victim's own blanket, and only where no
+            # two-slope design applies)
+            shapes = pure + shapes[1:] if many else shapes + pure
         if np.any(low):
             # the centre slope of the lower users' own blankets, on average
             mid = float(np.average(0.5 * (a + bb)[low], weights=users.counts[low])) / v
             low_r = float(np.min(a[low])) / v
             pick = {"mean": mid, "low": low_r}
             designs = tuple((k, min(max(pick[w], 0.05), SHAPE_BELOW)) for k, w in SHAPE_PLAN)
-            shapes += [(sh, f"two slopes, knee {k:g} b, centre slope {r:.3g}/b")
-                       for sh, (k, r) in zip(two_slope_shapes(b_v, designs), designs,
-                                             strict=True)]
+            plain = [(sh, f"two slopes, knee {k:g} b, centre slope {r:.3g}/b")
+                     for sh, (k, r) in zip(two_slope_shapes(b_v, designs), designs,
+                                           strict=True)]
+            # the first design with narrow tails (in large pools instead of its own tails)
+            shapes += plain[1:] if tails and many else plain
+            shapes += [(BlanketShape((k * b_v,), (r / b_v, 0.5 * t)),
+                        f"two slopes, knee {k:g} b, centre slope {r:.3g}/b, narrow tails "
+                        f"eps_r = {t:g}")
+                       for t in tails for k, r in designs[:1]]
         cases = []
         for choice, (shape, label) in enumerate(shapes):
             masses = shaped_masses(shape, v, s_lo, a, bb) * keep
-            cases += pair_cases(b_v, shape, eps, masses, label, choice)
+            cases += pair_cases(b_v, shape, eps, masses, label, choice,
+                                NARROW_STEPS if "narrow" in label else SAME_SIGN_STEPS)
         return cases
 
     def blanket_two_region_cases(self, eps: float, group: VictimRange,

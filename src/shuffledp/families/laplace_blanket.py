@@ -1,4 +1,4 @@
-"""Shaped blankets for the Laplace mechanism (docs/theory.md 15.4, Lemmas 11, 12 and 13).
+"""Shaped blankets for the Laplace mechanism (docs/theory.md 15.4, Lemmas 11, 12, 13 and 14).
 
 A *shape* is a symmetric log-piecewise-linear density on the output line::
 
@@ -22,6 +22,13 @@ condition (Lemma 13):
   :func:`shaped_masses` takes its minimum over the group's victims and the class's budgets
   at the corners (it is concave in ``1/s`` and in ``eps_j``).
 
+Steeper shapes (Lemma 14): for ``eps <= 1 / b_hi`` (half the group's largest budget) the pairs
+(1, -1) and the same-sign grid cover every pair whatever the shape, so a shape may have a slope
+above ``1 / b_hi``.  A *narrow* shape (last slope above it: lighter tails than the victim's,
+which users with budgets above the victim's cover) makes l unbounded in its tails: they are cut
+(:func:`reach`) and the cut charged (:func:`narrow_charge`); on a steep piece l is bounded
+through each psi's monotonicity instead of its own.  The masses above hold for any shape.
+
 Code names -> symbols: ``knots`` = k_i, ``slopes`` = sigma_i, ``lam`` = Lambda, ``log_z`` =
 log Z, ``b_v`` = the victim's scale in canonical units (b_hi).
 """
@@ -40,7 +47,8 @@ from shuffledp.caching import lru_get, lru_put, register_mapping
 from shuffledp.families.blanket import BlanketCase, Cells, mean_error
 
 __all__ = ["BlanketShape", "cell_edges", "shaped_pair_cells", "shaped_masses", "two_slope_shapes",
-           "pair_cases", "BLANKET_CELLS", "BLANKET_CELLS_COARSE", "SAME_SIGN_STEPS"]
+           "pair_cases", "narrow", "narrow_charge", "reach", "BLANKET_CELLS",
+           "BLANKET_CELLS_COARSE", "SAME_SIGN_STEPS", "NARROW_REACH", "NARROW_SPAN"]
 
 #: Cells per monotone piece of l in the blanket's cells (docs/theory.md 15.4); the
 #: screening uses the coarse ones.
@@ -48,6 +56,13 @@ BLANKET_CELLS = 1 << 12
 BLANKET_CELLS_COARSE = 1 << 7
 #: Steps of the grid of same-sign pairs (translated, docs/theory.md 15.4, Lemma 12).
 SAME_SIGN_STEPS = 4
+#: Narrow blankets (a slope above ``1 / b_v``: lighter tails than the victim's, which users
+#: with larger budgets than the victim's cover; docs/theory.md 15.4, Lemma 14): l is unbounded
+#: in their tails, which are cut at ``NARROW_REACH`` victim scales beyond the inputs (the
+#: victim's mass beyond, ``e^{-NARROW_REACH} / 2``, charged), or nearer, where psi has grown
+#: by the factor ``NARROW_SPAN`` over the reach (the lattice's span; the charge then larger).
+NARROW_REACH = 34.5
+NARROW_SPAN = 256.0
 
 _U = float(np.finfo(float).eps) / 2.0
 
@@ -175,15 +190,41 @@ def _omega_mass(shape: BlanketShape, lo: NDArray, hi: NDArray) -> NDArray:
     return out
 
 
+def narrow(b_v: float, shape: BlanketShape) -> bool:
+    """Whether the shape's tails are lighter than the victim's (last slope above ``1 /
+    b_v``): l is then unbounded in them (Lemma 14)."""
+    return shape.tail * b_v > 1.0 + 1e-12
+
+
+def reach(b_v: float, shape: BlanketShape) -> float:
+    """How far beyond the inputs the cells reach (the tails beyond are one cell each): 60
+    scales, or for a narrow shape ``NARROW_REACH`` victim scales or less (``NARROW_SPAN``),
+    plus the last knot."""
+    last = shape.knots[-1] if shape.knots else 0.0
+    if not narrow(b_v, shape):
+        return 60.0 * max(b_v, 1.0 / shape.tail) + last
+    growth = shape.tail * b_v - 1.0  # psi grows as e^{growth u / b_v} in the tails
+    return b_v * min(NARROW_REACH, math.log(NARROW_SPAN) / growth) + last
+
+
+def narrow_charge(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float) -> float:
+    """What the cut right tail of a narrow shape adds to a case (Lemma 14 (iii)): the victim's
+    mass ``P_{x0}(w > x0 + reach) = e^{-reach / b_v} / 2`` when l grows without bound there
+    (``e^{(x0 - x1) / b_v} > e^eps``), else 0 (rounded up)."""
+    if not narrow(b_v, shape) or (x0 - x1) / b_v <= eps:
+        return 0.0
+    return 0.5 * math.exp(-reach(b_v, shape) / b_v) * (1.0 + 1e-9)
+
+
 def cell_edges(b_v: float, shape: BlanketShape, x0: float, x1: float, pieces: int
                ) -> tuple[NDArray, NDArray]:
     """The cells of :func:`shaped_pair_cells`: every piece between 0, the inputs, the knots
-    and a reach of 60 scales beyond the inputs cut into ``pieces`` equal cells, and the two
+    and the :func:`reach` beyond the inputs cut into ``pieces`` equal cells, and the two
     tails (``lo``, ``hi`` arrays; the tails' outer ends infinite)."""
-    reach = 60.0 * max(b_v, 1.0 / shape.tail) + (shape.knots[-1] if shape.knots else 0.0)
-    cuts = {x1 - reach, x1, 0.0, x0, x0 + reach}
-    cuts |= {k for k in shape.knots if k < x0 + reach} | {-k for k in shape.knots
-                                                          if -k > x1 - reach}
+    reach_ = reach(b_v, shape)
+    cuts = {x1 - reach_, x1, 0.0, x0, x0 + reach_}
+    cuts |= {k for k in shape.knots if k < x0 + reach_} | {-k for k in shape.knots
+                                                           if -k > x1 - reach_}
     pts = np.array(sorted(cuts))
     a_, b_ = pts[:-1], pts[1:]
     a_, b_ = a_[b_ > a_], b_[b_ > a_]
@@ -248,13 +289,19 @@ GEOMETRY_CACHE = 512
 def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float,
                       pieces: int) -> Cells:
     """Cells of ``l = (P_{x0} - e^eps P_{x1}) / omega`` for Laplace reports of scale ``b_v``
-    (inputs ``x1 <= 0 <= x0``) and the blanket ``shape`` (every slope at most ``1 / b_v``).
+    (inputs ``x1 <= 0 <= x0``) and the blanket ``shape``.
 
-    Each slope's piece, cut at 0, the inputs and the knots, is monotone for l (Lemma 13 (ii)):
-    it is cut into ``pieces`` cells with exact omega-masses and exact means
-    ``(P_{x0}(cell) - e^eps P_{x1}(cell)) / omega(cell)``, l between its end values; the
-    tails beyond a reach of 60 scales are one cell each, l between its end value and its
-    limit (0, or the end value when the last slope is ``1 / b_v``).
+    Each slope's piece, cut at 0, the inputs and the knots, is cut into ``pieces`` cells with
+    exact omega-masses and exact means ``(P_{x0}(cell) - e^eps P_{x1}(cell)) / omega(cell)``.
+    When every slope is at most ``1 / b_v``, l is monotone on the pieces (Lemma 13 (ii)) and
+    lies between a cell's end values; the tails beyond a reach of 60 scales are one cell
+    each, l between its end value and its limit (0, or the end value when the last slope is
+    ``1 / b_v``).  Otherwise (Lemma 14 (iii)) psi_{x0} and psi_{x1} are each monotone on a
+    cell, which bounds l by ``max psi_{x0} - e^eps min psi_{x1}`` and ``min psi_{x0} - e^eps
+    max psi_{x1}``; a narrow shape's tails (:func:`reach`) become one point each: the left
+    one at l's value at its end (l falls away from it), the right one there too where l
+    falls, and where it grows without bound at ``max(value, 0)``, the victim's mass beyond
+    charged to the case (:func:`narrow_charge`).
 
     >>> c = shaped_pair_cells(1.0, BlanketShape((2.0,), (0.5, 1.0)), 0.1, 1.0, -1.0, 64)
     >>> abs(c.total - 1.0) < 1e-13, abs(c.moments()[0] - (1.0 - math.exp(0.1))) < 1e-13
@@ -262,9 +309,8 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
     """
     if not (x1 <= 0.0 <= x0):
         raise ValueError(f"need x1 <= 0 <= x0, got x0 = {x0!r}, x1 = {x1!r}")
-    if not (b_v > 0.0 and shape.lipschitz <= (1.0 + 1e-12) / b_v):
-        raise ValueError(f"every slope must be at most 1/b_v = {1.0 / b_v!r}, got "
-                         f"{shape.lipschitz!r}")
+    if not (math.isfinite(b_v) and b_v > 0.0):
+        raise ValueError(f"b_v must be finite and > 0, got {b_v!r}")
     e = math.exp(eps)
     mass, p0, p1, psi0, psi1, err_f, rel_om, rel_all = _shaped_geometry(b_v, shape, x0, x1,
                                                                          pieces)
@@ -275,16 +321,38 @@ def shaped_pair_cells(b_v: float, shape: BlanketShape, eps: float, x0: float, x1
     a_err, b_err = np.split(both_err, 2)
     a_err[0], b_err[-1] = b_err[0], a_err[-1]  # the tails: the error at their finite end
     slack = np.maximum(a_err, b_err)
-    flat = shape.tail * b_v >= 1.0 - 1e-12  # l constant in the tails
+    steep = shape.lipschitz * b_v > 1.0 + 1e-12  # l need not be monotone on a piece
+    thin = narrow(b_v, shape)  # l unbounded in the tails
+    flat = not thin and shape.tail * b_v >= 1.0 - 1e-12  # l constant in the tails
+    left, right = float(b_val[0]), float(a_val[-1])  # l at the tails' finite ends
     if flat:
-        a_val[0], b_val[-1] = b_val[0], a_val[-1]
-    else:  # l tends to 0 in both tails
+        a_val[0], b_val[-1] = left, right
+    elif not thin:  # l tends to 0 in both tails
         a_val[0], b_val[-1] = 0.0, 0.0
-    # the end values' rounding: lo and hi widened by it (the law then still dominates)
-    lo = np.minimum(a_val, b_val) - slack
-    hi = np.maximum(a_val, b_val) + slack
+    if steep:  # each psi monotone on a cell: l between these
+        pa0, pb0 = np.split(psi0, 2)
+        pa1, pb1 = np.split(psi1, 2)
+        with np.errstate(invalid="ignore", over="ignore"):
+            lo = np.minimum(pa0, pb0) - e * np.maximum(pa1, pb1) - slack
+            hi = np.maximum(pa0, pb0) - e * np.minimum(pa1, pb1) + slack
+        for i in (0, -1):  # tails that are not thin: l monotone there (as below)
+            lo[i] = min(a_val[i], b_val[i]) - slack[i]
+            hi[i] = max(a_val[i], b_val[i]) + slack[i]
+    else:
+        # the end values' rounding: lo and hi widened by it (the law then still dominates)
+        lo = np.minimum(a_val, b_val) - slack
+        hi = np.maximum(a_val, b_val) + slack
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(mass > 0, (p0 - e * p1) / mass, lo)
+    if thin:
+        # the left tail: l = psi_{x1} (e^{-(x0 - x1) / b_v} - e^eps) <= 0, falling outward:
+        # its largest value, at the finite end (rounded up); the right tail: l = psi_{x1}
+        # (e^{(x0 - x1) / b_v} - e^eps), falling outward (the same) or growing without bound
+        # from a positive value (cut at it, rounded down and at least 0: narrow_charge)
+        lo[0] = hi[0] = mean[0] = left + slack[0]
+        grows = (x0 - x1) / b_v > eps
+        lo[-1] = hi[-1] = mean[-1] = (max(right - slack[-1], 0.0) if grows
+                                      else right + slack[-1])
     keep = np.isfinite(lo) & np.isfinite(hi)
     if np.any(~keep & (mass > 0)) or not np.all(np.isfinite(rel_all)):
         raise ValueError("shaped_pair_cells: a cell of positive mass has no finite bounds")
@@ -328,24 +396,32 @@ def shaped_masses(shape: BlanketShape, eps_hi: float, s_lo: float, eps_a: NDArra
 
 def _case(b_v: float, shape: BlanketShape, eps: float, x0: float, x1: float, masses: NDArray,
           factor: float, label: str, choice: int) -> BlanketCase:
-    """A blanket case with coarse cells, refined on demand; its masses ``masses * factor``."""
+    """A blanket case with coarse cells, refined on demand; its masses ``masses * factor``
+    (and a narrow shape's charge)."""
     def refine(pieces: int) -> Cells:
         return shaped_pair_cells(b_v, shape, eps, x0, x1, pieces)
 
-    return BlanketCase(refine(BLANKET_CELLS_COARSE), masses * factor, label, choice,
-                       lambda _: refine(BLANKET_CELLS), (masses, factor))
+    # (the coarse cells built when the case is screened: many never are)
+    return BlanketCase(lambda: refine(BLANKET_CELLS_COARSE), masses * factor, label, choice,
+                       lambda _: refine(BLANKET_CELLS), (masses, factor),
+                       charge=narrow_charge(b_v, shape, eps, x0, x1))
 
 
 def pair_cases(b_v: float, shape: BlanketShape, eps: float, masses: NDArray, label: str,
-               choice: int) -> list[BlanketCase]:
+               choice: int, steps: int = SAME_SIGN_STEPS) -> list[BlanketCase]:
     """The cases of one blanket for a Laplace victim of scale ``b_v`` (canonical units): the
     pair (1, -1), which covers every pair of inputs of opposite signs (Lemma 11, Lemma 13),
     and the same-sign grid of Lemma 12: a pair of one sign, of width s and nearest input c,
     translated by c, is the pair (s, 0) or (0, -s) against the blanket shifted to c, which
     every user covers with its mass times ``e^{-L |c|}`` (L the shape's largest slope),
-    ``|c| <= 1 - s``; the widths ``(k + 1) / K`` cover ``s in (k / K, (k + 1) / K]``."""
+    ``|c| <= 1 - s``; the widths ``(k + 1) / K`` cover ``s in (k / K, (k + 1) / K]``.
+
+    A shape with a slope above ``1 / b_v`` covers the pairs only for ``eps <= 1 / b_v``
+    (Lemma 14; a same-sign pair of width at most ``b_v eps`` has l <= 0)."""
+    if shape.lipschitz * b_v > 1.0 + 1e-12 and not eps <= 1.0 / b_v:
+        raise ValueError(f"a shape with a slope above 1/b_v = {1.0 / b_v!r} covers the pairs "
+                         f"only for eps <= 1/b_v, got eps = {eps!r}")
     cases = [_case(b_v, shape, eps, 1.0, -1.0, masses, 1.0, f"{label}: pair (1, -1)", choice)]
-    steps = SAME_SIGN_STEPS
     for k in range(steps):
         s_hi = (k + 1) / steps
         factor = math.exp(-(1.0 - k / steps) * shape.lipschitz)  # |c| = 1 - s, s >= k / steps

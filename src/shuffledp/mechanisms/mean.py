@@ -469,7 +469,7 @@ class GaussianSharedMechanism(_AnalyticSigma, _SharedNoise):
     report divided by sigma_i, a fixed rescaling: (eps_i, delta_i)-LDP, with the mixture form
     of docs/theory.md Lemma 6.  Where :class:`GaussianMechanism` gives a larger budget less
     noise, this one gives it more signal; the noise law is common, so every user's report
-    hides every victim (family ``gaussian_shared``, docs/theory.md 15.7, Lemma 16).  Code
+    hides every victim (family ``gaussian_shared``, docs/theory.md 15.7, Lemma 17).  Code
     names: ``eps`` = epsilon_i, ``delta`` = delta_i, :meth:`sigma` = sigma_i, :meth:`signal`
     = s_i.
 

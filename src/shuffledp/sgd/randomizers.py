@@ -302,7 +302,7 @@ class DuchiSphereRandomizer:
     Why: the report laws of all users now share the uniform law on the common sphere as a
     blanket, each with mass ``2/(1+e^{eps_j})`` whatever its budget, so every user hides every
     victim; the shuffled round is bounded by the binary randomized response blanket pair of
-    the same budgets (Lemma 15, docs/theory.md 15.5), per victim tier.
+    the same budgets (Lemma 16, docs/theory.md 15.5), per victim tier.
 
     >>> import torch
     >>> r = DuchiSphereRandomizer(clip=1.0)

@@ -235,7 +235,7 @@ def _screen_case(case: Any, classes: UserBins, a: int, b: int, n_others: float,
     """One case of :func:`_group_value` screened: its floored cells, lattice law, merged pool
     and Chernoff bound (plus charge) appended to ``by_choice[case.choice]``, or its charge to
     ``floors`` when ``l <= 0`` everywhere (A = 0)."""
-    cells = _floored(case.cells, n_others)
+    cells = _floored(case.law_cells, n_others)
     if cells is None:  # l <= 0 everywhere: A = 0, the case's value its charge
         by_choice.setdefault(case.choice, [])
         floors[case.choice] = max(floors.get(case.choice, 0.0), case.charge)
