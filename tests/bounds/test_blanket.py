@@ -759,9 +759,13 @@ def test_groups_below_a_heavy_tier(monkeypatch, mechanism):
     narrower groups take their masses over fewer corners); none on a few tiers.  Measured at
     n = 10^4, delta = 1e-6: Laplace 0.05203 -> 0.04919 on the paper's draw.  (The cuts do not
     depend on the family: the default run takes piecewise, about 2 s; Laplace, 30-37 s, is in
-    the long run, ``-m slow``.)"""
+    the long run, ``-m slow``.  Laplace's narrow choices, which give those victims the tier's
+    users by other means and make the cuts moot there, are left out.)"""
     import shuffledp.bounds.blanket.bound as bd
+    import shuffledp.families.laplace as lap
     from shuffledp.families import get_family
+
+    monkeypatch.setattr(lap, "NARROW_MAX", 1.0)
 
     rng = np.random.default_rng(5)
     prof = BudgetProfile.from_arrays(np.clip(rng.normal(0.75, 0.5, size=4000), 0.05, 1.0))
