@@ -33,6 +33,7 @@ from shuffledp.families.laplace_blanket import (
     BLANKET_CELLS,
     SAME_SIGN_STEPS,
     BlanketShape,
+    narrow,
     pair_cases,
     shaped_masses,
     shaped_pair_cells,
@@ -281,7 +282,7 @@ class Laplace(Family):
         for choice, (shape, label) in enumerate(shapes):
             masses = shaped_masses(shape, v, s_lo, a, bb) * keep
             cases += pair_cases(b_v, shape, eps, masses, label, choice,
-                                NARROW_STEPS if "narrow" in label else SAME_SIGN_STEPS)
+                                NARROW_STEPS if narrow(b_v, shape) else SAME_SIGN_STEPS)
         return cases
 
     def blanket_two_region_cases(self, eps: float, group: VictimRange,
